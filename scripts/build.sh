@@ -1,0 +1,116 @@
+#!/bin/bash
+# Build the kit's drivers for one kernel.
+#
+#   build.sh KVER [DRIVER...]
+#
+# Picks each driver's series by the kernel's X.Y, applies it with quilt to
+# a copy of the imported base of that series, runs the compat probes and
+# builds with Kbuild.  Results: build/KVER/<module>.ko.
+# Environment: KDIR (default /lib/modules/KVER/build), BQLKIT_BASES (where
+# imported bases live, default build/bases), STRICT=1 (refuse a base whose
+# sublevel differs from the kernel's), ARCH, CROSS_COMPILE.
+# Exit 77: the kit has no series for this kernel (DKMS reports it as skipped).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -ge 1 ] || die "usage: build.sh KVER [DRIVER...]"
+kver=$1
+shift
+drivers=${*:-$BQLKIT_DRIVERS}
+kdir=${KDIR:-$(kdir_for "$kver")}
+[ -f "$kdir/Makefile" ] ||
+	die "no kernel headers for $kver at $kdir (install them: apt-get install linux-headers-$kver)"
+kv=$(kernel_version "$kdir") || die "cannot read the kernel version of $kdir"
+series=$(series_of "$kv")
+out=$BQLKIT_BUILD/$kver
+mkdir -p "$out"
+
+for drv in $drivers; do
+	pdir=$BQLKIT_TOP/patches/$drv/$series
+	if [ ! -f "$pdir/series" ]; then
+		echo "bqlkit: $drv: no series for Linux $series (kernel $kver); the kit carries: $(cd "$BQLKIT_TOP/patches/$drv" && echo */ | tr -d /)" >&2
+		exit 77
+	fi
+	base=$(base_dir "$series")
+	[ -f "$base/MANIFEST" ] ||
+		die "no imported Linux $series source for $drv: run 'make import SRC=/usr/src/linux-source-$series.tar.xz' (Debian: apt-get install linux-source-$series)"
+	bv=$(manifest_get "$base" version)
+	[ "$(series_of "$bv")" = "$series" ] ||
+		die "base $base holds Linux $bv, not $series: re-import it (make import SRC=...)"
+	if [ -f "$pdir/base.conf" ]; then
+		min=$(sed -n 's/^MIN_VERSION=//p' "$pdir/base.conf")
+		if [ -n "$min" ] && ! version_ge "$bv" "$min"; then
+			die "$drv: the imported Linux $bv source is older than $min: $(sed -n 's/^MIN_REASON=//p' "$pdir/base.conf"); import linux-source-$series >= $min"
+		fi
+	fi
+	if [ "$bv" != "$kv" ]; then
+		[ -z "${STRICT:-}" ] ||
+			die "$drv: imported source is Linux $bv but kernel $kver is Linux $kv (STRICT=1): import the matching source"
+		note "$drv: building from Linux $bv source for kernel $kver (Linux $kv)"
+	fi
+	# The imported files must be the ones recorded at import.
+	if ! (cd "$base" && grep '^[0-9a-f]\{64\}  ' MANIFEST | sha256sum --quiet -c - >/dev/null 2>&1); then
+		bad=$(cd "$base" && grep '^[0-9a-f]\{64\}  ' MANIFEST | sha256sum -c - 2>/dev/null | grep -v ": OK$" | head -1 || true)
+		die "imported file changed since import in $base ($bad): re-import the source (make import SRC=...)"
+	fi
+
+	# Apply the series to a fresh copy of the base.
+	tree=$out/$drv-src
+	rm -rf "$tree"
+	mkdir -p "$tree"
+	(cd "$base" && tar -c --exclude=MANIFEST .) | tar -x -C "$tree"
+	if ! qout=$(cd "$tree" && QUILT_PATCHES=$pdir QUILT_PC=.pc \
+		quilt --quiltrc "$BQLKIT_TOP/scripts/quiltrc" push -a 2>&1); then
+		failed=$(sed -n 's/^Applying patch \(.*\)/\1/p' <<<"$qout" | tail -1)
+		echo "$qout" >"$out/$drv-quilt.log"
+		die "$drv: patch ${failed:-?} of series $series does not apply to the imported Linux $bv source (log: $out/$drv-quilt.log); the series needs a refresh for this base, see docs/adding-a-base.md"
+	fi
+	if grep -q 'offset\|fuzz' <<<"$qout"; then
+		note "$drv: series $series applies to Linux $bv with offsets; run 'make drift' and refresh it"
+	fi
+
+	# Compat probes, once per kernel.
+	bash "$BQLKIT_TOP/scripts/probe.sh" "$kdir" "$out/compat"
+
+	# Kbuild directory: the driver's Kbuild plus its patched files.
+	mdir=$out/$drv
+	rm -rf "$mdir"
+	mkdir -p "$mdir"
+	cp "$BQLKIT_TOP/drivers/$drv/Kbuild" "$mdir/"
+	MODULES=$(sed -n 's/^MODULES="\(.*\)"/\1/p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
+	FILES=$(sed -n 's/^FILES="\(.*\)"/\1/p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
+	for m in $FILES; do
+		mkdir -p "$mdir/$(dirname "${m#*:}")"
+		cp "$tree/${m%%:*}" "$mdir/${m#*:}"
+	done
+	cp "$BQLKIT_TOP/compat/bqlkit_info.c" "$mdir/"
+	{
+		echo "#define BQLKIT_VERSION \"$(cat "$BQLKIT_TOP/VERSION")-bqlkit\""
+		echo "#define BQLKIT_BUILD_INFO \"base=$bv series=$series patches=$(grep -vc '^#' "$pdir/series")\""
+	} >"$mdir/bqlkit_info.h"
+	step "building $drv for $kver (Linux $kv) from base $bv with series $series"
+	if ! make -C "$kdir" M="$mdir" BQLKIT_COMPAT="$BQLKIT_TOP/compat" \
+		BQLKIT_CONFIG="$out/compat" ${ARCH:+ARCH=$ARCH} \
+		${CROSS_COMPILE:+CROSS_COMPILE=$CROSS_COMPILE} \
+		-j"$(nproc)" modules >"$out/$drv-build.log" 2>&1; then
+		grep -m1 -E 'error|Error' "$out/$drv-build.log" >&2 || tail -5 "$out/$drv-build.log" >&2
+		die "$drv failed to build for $kver (log: $out/$drv-build.log)"
+	fi
+	for m in $MODULES; do
+		cp "$mdir/$m.ko" "$out/$m.ko"
+	done
+	{
+		echo "driver=$drv"
+		echo "kernel=$kver"
+		echo "kernel_version=$kv"
+		echo "base_version=$bv"
+		echo "base_package=$(manifest_get "$base" package)"
+		echo "series=$series"
+		echo "patches=$(grep -v '^#' "$pdir/series" | tr '\n' ' ')"
+		echo "modules=$MODULES"
+	} >"$out/$drv.build-info"
+	if grep -q 'warning:' "$out/$drv-build.log"; then
+		note "$drv: the build printed warnings (see $out/$drv-build.log)"
+	fi
+	echo "bqlkit: built $(for m in $MODULES; do printf '%s ' "$out/$m.ko"; done)"
+done

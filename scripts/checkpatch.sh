@@ -1,0 +1,31 @@
+#!/bin/bash
+# Check the kit's kernel code with each imported base's own checkpatch.pl:
+# every patch of every series (its diff, not its DEP-3 header) and compat/.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+rc=0
+for dir in "$BQLKIT_TOP"/patches/*/*/; do
+	series=$(basename "$dir")
+	cp=$(base_dir "$series")/scripts/checkpatch.pl
+	[ -f "$cp" ] || { echo "checkpatch: $dir: SKIP (no imported Linux $series base)"; continue; }
+	for p in $(grep -v '^#' "$dir/series"); do
+		if out=$(sed -n '/^--- a\//,$p' "$dir/$p" |
+			perl "$cp" --no-tree --no-signoff --ignore COMMIT_MESSAGE -q - 2>&1); then
+			echo "checkpatch: ${dir#"$BQLKIT_TOP"/}$p: clean"
+		else
+			echo "checkpatch: ${dir#"$BQLKIT_TOP"/}$p:"
+			echo "$out" | sed 's/^/    /'
+			rc=1
+		fi
+	done
+	last=$cp
+done
+[ -n "${last:-}" ] || die "no imported base has scripts/checkpatch.pl: make import SRC=..."
+if out=$(perl "$last" --no-tree -q -f "$BQLKIT_TOP"/compat/*.[ch] "$BQLKIT_TOP"/compat/probes/*.c 2>&1); then
+	echo "checkpatch: compat/: clean"
+else
+	echo "$out" | sed 's/^/    /'
+	rc=1
+fi
+exit $rc

@@ -1,0 +1,124 @@
+#!/bin/bash
+# Import the files the kit's drivers need from a kernel source into a base.
+#
+#   import-source.sh SOURCE [PACKAGE_VERSION]
+#
+# SOURCE is a linux-source-X.Y tarball (.tar.xz/.tar.gz/.tar.bz2/.tar), an
+# unpacked kernel tree, or a git tree (GIT_REV selects the commit, default
+# HEAD). The files land in build/bases/X.Y/ (BQLKIT_BASES overrides
+# build/bases) with a MANIFEST: upstream version, distro package version when
+# known, the source and its sha256, and the sha256 of every file imported.
+# The base is replaced as a whole or not at all.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -ge 1 ] || die "usage: import-source.sh SOURCE [PACKAGE_VERSION]"
+src=$1
+pkgver=${2:-}
+[ -e "$src" ] || die "kernel source '$src' does not exist (give a linux-source-X.Y tarball, a kernel tree or a git tree; Debian: apt-get install linux-source-X.Y)"
+src=$(readlink -f "$src")
+
+# The list of files: common ones plus each driver's.
+lists=("$BQLKIT_TOP/scripts/import.list")
+for d in $BQLKIT_DRIVERS; do
+	lists+=("$BQLKIT_TOP/drivers/$d/import.list")
+done
+mapfile -t paths < <(grep -hv '^[[:space:]]*\(#\|$\)' "${lists[@]}" | sort -u)
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-import.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/tree"
+
+start=$(date +%s.%N)
+if [ -f "$src" ]; then
+	kind=tarball
+	case $src in
+	*.tar.xz | *.txz) dec=(xz -T0 -dc) ;;
+	*.tar.gz | *.tgz) dec=(gzip -dc) ;;
+	*.tar.bz2) dec=(bzip2 -dc) ;;
+	*.tar.zst) dec=(zstd -dc) ;;
+	*.tar) dec=(cat) ;;
+	*) die "'$src' is not a tarball this kit reads (.tar.xz, .tar.gz, .tar.bz2, .tar.zst, .tar)" ;;
+	esac
+	step "importing from $src (decompressing, this takes ~10 s)"
+	# Tarballs have one top directory (linux-source-X.Y/); match below it.
+	pats=()
+	for p in "${paths[@]}"; do
+		pats+=("*/$p")
+	done
+	if ! "${dec[@]}" "$src" | tar -x -C "$stage/tree" --strip-components=1 \
+		--wildcards --no-wildcards-match-slash "${pats[@]}" 2>"$stage/tar.err"; then
+		# Missing members are reported per file below; a broken archive is not.
+		if grep -qv 'Not found in archive\|Exiting with failure status' "$stage/tar.err"; then
+			die "cannot read '$src': $(grep -v 'Not found in archive' "$stage/tar.err" | head -1) (re-download it: apt-get install --reinstall linux-source-X.Y)"
+		fi
+	fi
+elif [ -e "$src/.git" ] || [ "$(git -C "$src" rev-parse --is-bare-repository 2>/dev/null)" = true ]; then
+	kind=git
+	rev=${GIT_REV:-HEAD}
+	step "importing from git tree $src at $rev"
+	present=()
+	for p in "${paths[@]}"; do
+		git -C "$src" cat-file -e "$rev:$p" 2>/dev/null && present+=("$p")
+	done
+	[ ${#present[@]} -gt 0 ] || die "'$src' at $rev has none of the files the kit needs: not a kernel tree?"
+	git -C "$src" archive --format=tar "$rev" -- "${present[@]}" | tar -x -C "$stage/tree"
+	src="$src@$(git -C "$src" rev-parse "$rev")"
+elif [ -d "$src" ]; then
+	kind=tree
+	step "importing from kernel tree $src"
+	for p in "${paths[@]}"; do
+		[ -f "$src/$p" ] || continue
+		mkdir -p "$stage/tree/$(dirname "$p")"
+		cp -p "$src/$p" "$stage/tree/$p"
+	done
+else
+	die "'$src' is neither a tarball nor a directory"
+fi
+
+ver=$(kernel_version "$stage/tree") ||
+	die "'$src' has no top-level Makefile with VERSION/PATCHLEVEL/SUBLEVEL: not a kernel source"
+series=$(series_of "$ver")
+
+missing=()
+for d in $BQLKIT_DRIVERS; do
+	while read -r p; do
+		[ -f "$stage/tree/$p" ] || missing+=("$d:$p")
+	done < <(grep -v '^[[:space:]]*\(#\|$\)' "$BQLKIT_TOP/drivers/$d/import.list")
+done
+[ ${#missing[@]} -eq 0 ] || die "source $ver ('$src') lacks ${missing[*]}: a truncated or foreign tree?"
+
+# The Debian package version of a tarball from a linux-source package.
+if [ -z "$pkgver" ] && [ "$kind" = tarball ]; then
+	pkg=$(dpkg-query -S "$src" 2>/dev/null | cut -d: -f1 | head -1) || true
+	[ -n "${pkg:-}" ] && pkgver="$pkg $(dpkg-query -W -f='${Version}' "$pkg")"
+fi
+
+{
+	echo "# bqlkit base manifest: files imported from a kernel source (not committed)"
+	echo "version=$ver"
+	echo "series=$series"
+	echo "package=${pkgver:-unknown}"
+	echo "source=$src"
+	echo "source_kind=$kind"
+	if [ "$kind" = tarball ]; then
+		echo "source_sha256=$(sha256sum "$src" | cut -d' ' -f1)"
+	fi
+	echo "drivers=$BQLKIT_DRIVERS"
+	echo "imported=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "# sha256 path"
+	(cd "$stage/tree" && find . -type f ! -name MANIFEST -printf '%P\n' | LC_ALL=C sort | xargs sha256sum)
+} >"$stage/tree/MANIFEST"
+
+dest=$(base_dir "$series")
+mkdir -p "$(dirname "$dest")"
+if [ -d "$dest" ]; then
+	old=$(manifest_get "$dest" version)
+	[ "$old" = "$ver" ] || note "replacing base $series ($old) with $ver"
+	rm -rf "$dest.old"
+	mv "$dest" "$dest.old"
+fi
+mv "$stage/tree" "$dest"
+rm -rf "$dest.old"
+end=$(date +%s.%N)
+step "imported base $series: Linux $ver${pkgver:+ ($pkgver)}, $(grep -c '^[0-9a-f]\{64\} ' "$dest/MANIFEST") files in $(printf '%.1f' "$(echo "$end - $start" | bc)") s -> $dest"

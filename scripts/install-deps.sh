@@ -1,0 +1,39 @@
+#!/bin/bash
+# Install what the kit needs with apt.
+#
+#   install-deps.sh build [PACKAGE...]   build + DKMS install
+#   install-deps.sh test                 build + the test suite (QEMU, busybox, ...)
+#
+# Only missing packages are installed; apt-get update runs at most once a
+# day (or when a package is unknown).  /etc/apt is never changed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+what=${1:-build}
+shift || true
+pkgs=(dkms quilt make gcc libc6-dev bc xz-utils kmod "$@")
+if [ "$what" = test ]; then
+	pkgs+=(qemu-system-x86 busybox-static cpio iproute2 iputils-ping ethtool
+		sparse file)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "${p%%=*}" 2>/dev/null | grep -q 'install ok installed' &&
+		{ [ "${p#*=}" = "$p" ] || [ "$(dpkg-query -W -f='${Version}' "${p%%=*}")" = "${p#*=}" ]; } ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -gt 0 ] || exit 0
+[ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}): run as root, or apt-get install them"
+
+stamp=/var/lib/apt/periodic/bqlkit-update-stamp
+if [ -z "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then
+	step "apt-get update"
+	apt-get update -qq >/dev/null
+	mkdir -p "$(dirname "$stamp")" && touch "$stamp"
+fi
+step "installing ${missing[*]}"
+if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/bqlkit-apt.log 2>&1; then
+	tail -5 /tmp/bqlkit-apt.log >&2
+	die "apt-get install ${missing[*]} failed (log: /tmp/bqlkit-apt.log)"
+fi

@@ -1,0 +1,71 @@
+# shellcheck shell=bash
+# Shared helpers for bqlkit's scripts. Source it; do not run it.
+
+BQLKIT_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BQLKIT_BUILD=${BQLKIT_BUILD:-$BQLKIT_TOP/build}
+BQLKIT_CACHE=${BQLKIT_CACHE:-/var/cache/bqlkit}
+# Drivers the kit carries, in build order.
+BQLKIT_DRIVERS=${BQLKIT_DRIVERS:-veth}
+
+die() {
+	echo "bqlkit: error: $*" >&2
+	exit 1
+}
+
+note() {
+	echo "bqlkit: $*" >&2
+}
+
+# step LABEL: print a progress line for a long step.
+step() {
+	echo "bqlkit: [$(date +%H:%M:%S)] $*" >&2
+}
+
+# kdir_for KVER: the kbuild directory of an installed kernel's headers.
+kdir_for() {
+	echo "/lib/modules/$1/build"
+}
+
+# kernel_version KDIR: "X.Y.Z" of a kernel tree or headers directory.
+# This is the only place scripts read a kernel's version number.
+kernel_version() {
+	local kdir=$1 f v
+	f=$kdir/include/generated/uapi/linux/version.h
+	if [ -r "$f" ] && grep -q LINUX_VERSION_SUBLEVEL "$f"; then
+		v=$(awk '/LINUX_VERSION_MAJOR/ {a=$3} /LINUX_VERSION_PATCHLEVEL/ {b=$3}
+			/LINUX_VERSION_SUBLEVEL/ {c=$3} END {print a "." b "." c}' "$f")
+	elif [ -r "$kdir/Makefile" ]; then
+		v=$(awk -F' *= *' '$1=="VERSION" {a=$2} $1=="PATCHLEVEL" {b=$2}
+			$1=="SUBLEVEL" {c=$2} END {print a "." b "." c}' "$kdir/Makefile")
+	fi
+	case ${v:-} in
+	[0-9]*.[0-9]*.[0-9]*) echo "$v" ;;
+	*) return 1 ;;
+	esac
+}
+
+# series_of X.Y.Z -> X.Y
+series_of() {
+	echo "${1%.*}"
+}
+
+# version_ge A B: true when dotted version A >= B.
+version_ge() {
+	[ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$2" ]
+}
+
+# distro_version KDIR: the distro's package version recorded in the headers, if any.
+distro_version() {
+	sed -n 's/.*Debian \([^ ]*\) .*/\1/p' "$1/include/generated/utsversion.h" \
+		"$1/include/generated/compile.h" 2>/dev/null | head -1
+}
+
+# base_dir SERIES: where the imported base for a kernel series lives.
+base_dir() {
+	echo "${BQLKIT_BASES:-$BQLKIT_BUILD/bases}/$1"
+}
+
+# manifest_get BASEDIR KEY
+manifest_get() {
+	sed -n "s/^$2=//p" "$1/MANIFEST" 2>/dev/null | head -1
+}

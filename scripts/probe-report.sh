@@ -1,0 +1,47 @@
+#!/bin/bash
+# Print each compat probe's result next to what the kernel's version would
+# predict, flagging disagreements.
+#
+#   probe-report.sh KDIR OUTDIR     (OUTDIR as given to probe.sh)
+#
+# "backport detected": the API is there although the version predates it
+# (a distro or stable backport).  "MISSING": the version says it should be
+# there and it is not (a probe bug, or a distro revert); exit 1.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 2 ] || die "usage: probe-report.sh KDIR OUTDIR"
+kdir=$1
+out=$2
+bash "$BQLKIT_TOP/scripts/probe.sh" "$kdir" "$out"
+kv=$(kernel_version "$kdir")
+series=$(series_of "$kv")
+
+# predicted SINCE STABLE: "present" when the version has the API upstream.
+predicted() {
+	local since=$1 stable=$2 s
+	[ "$since" != none ] && version_ge "$kv" "$since" && { echo present; return; }
+	for s in ${stable//,/ }; do
+		[ "$s" != - ] && [ "$(series_of "$s")" = "$series" ] &&
+			version_ge "$kv" "$s" && { echo present; return; }
+	done
+	echo absent
+}
+
+rc=0
+printf '%-26s %-8s %-9s %-30s %s\n' probe result predicted macro verdict
+while read -r name res macro since stable; do
+	since=${since#since=}
+	stable=${stable#stable=}
+	pred=$(predicted "$since" "$stable")
+	if [ "$res" = "$pred" ]; then
+		verdict=agrees
+	elif [ "$res" = present ]; then
+		verdict="backport detected (upstream since $since)"
+	else
+		verdict="MISSING: Linux $kv should have it (since $since${stable:+, stable $stable})"
+		rc=1
+	fi
+	printf '%-26s %-8s %-9s %-30s %s\n' "$name" "$res" "$pred" "$macro" "$verdict"
+done <"$out/probes.txt"
+exit $rc
