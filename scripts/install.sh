@@ -76,23 +76,29 @@ trap 'exit 130' INT TERM
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-src.XXXXXX")
 "$BQLKIT_TOP/scripts/make-dkms-source.sh" "$stage/bqlkit-$ver" >/dev/null
-if dkms status "bqlkit/$ver" 2>/dev/null | grep -q .; then
+# (Read dkms status whole: grep -q would close the pipe early, and with
+# pipefail the SIGPIPE'd dkms would make the test false.)
+dkms_status() { dkms status "bqlkit/$ver" "$@" 2>/dev/null || true; }
+if [ -n "$(dkms_status)" ]; then
 	if [ -d "$src" ] && diff -rq "$stage/bqlkit-$ver" "$src" >/dev/null; then
 		note "bqlkit/$ver is already in DKMS with the same source"
 	else
 		step "replacing bqlkit/$ver in DKMS (its source changed)"
+		# Rebuilt below for these kernels too, not only for $kver.
+		others=$(dkms_status |
+			sed -n 's/^[^,]*, \([^,]*\),.*: installed.*/\1/p' | grep -vx "$kver" || true)
 		dkms remove "bqlkit/$ver" --all >/dev/null
 	fi
 fi
-if ! dkms status "bqlkit/$ver" 2>/dev/null | grep -q .; then
+if [ -z "$(dkms_status)" ]; then
 	rm -rf "$src"
 	mv "$stage/bqlkit-$ver" "$src"
 	added=yes
-	dkms add "bqlkit/$ver" >/dev/null 2>&1 || die "dkms add bqlkit/$ver failed"
+	out=$(dkms add "bqlkit/$ver" 2>&1) || die "dkms add bqlkit/$ver failed: $(tail -1 <<<"$out")"
 fi
 rm -rf "$stage"
 
-if dkms status "bqlkit/$ver" -k "$kver" 2>/dev/null | grep -q ': installed'; then
+if grep -q ': installed' <<<"$(dkms_status -k "$kver")"; then
 	note "bqlkit/$ver is already installed for $kver"
 else
 	step "dkms build + install bqlkit/$ver for $kver"
@@ -104,6 +110,13 @@ else
 	fi
 fi
 added=
+for k in ${others:-}; do
+	if [ -f "$(kdir_for "$k")/Makefile" ] && dkms install "bqlkit/$ver" -k "$k" >/dev/null 2>&1; then
+		note "re-installed bqlkit/$ver for $k"
+	else
+		note "could not re-install bqlkit/$ver for $k: run 'make install KVER=$k'"
+	fi
+done
 
 path=$(modinfo -k "$kver" -n veth 2>/dev/null || true)
 case $path in
