@@ -1,0 +1,215 @@
+# shellcheck shell=sh
+# Guest-side helpers for bqlkit VM scenarios (busybox ash).  Sourced by
+# /init and by every scenario.  Output contract (one line each):
+#   BQLKIT <kind> key=value ...          informational / benchmark data
+#   BQLKIT-RESULT <name> PASS|FAIL|SKIP <detail>
+# Topology: netns A (sender, vethA 10.0.0.1/24, fq_codel root)
+#       <-> netns B (receiver, vethB 10.0.0.2/24, GRO on, optional slowdown).
+
+# Debian's busybox ash runs its own applets whatever PATH says: force the
+# real binaries copied from the host.
+ip() { /usr/sbin/ip "$@"; }
+tc() { /usr/sbin/tc "$@"; }
+ethtool() { /usr/sbin/ethtool "$@"; }
+ping() { /usr/bin/ping "$@"; }
+
+BQLKIT_RUN=/run/bqlkit
+mkdir -p "$BQLKIT_RUN"
+ADDR_A=10.0.0.1
+ADDR_B=10.0.0.2
+FLOOD_PORT=9000
+
+# emit KIND key=value...: print a data line and keep it for later queries.
+emit() {
+	echo "BQLKIT $*"
+	echo "BQLKIT $*" >>"$BQLKIT_RUN/lines"
+}
+
+# result NAME PASS|FAIL|SKIP DETAIL...
+result() {
+	_n=$1 _s=$2
+	shift 2
+	echo "BQLKIT-RESULT $_n $_s $*"
+}
+
+# check NAME DETAIL CMD...: PASS if CMD succeeds, else FAIL.
+check() {
+	_cn=$1 _cd=$2
+	shift 2
+	if "$@"; then result "$_cn" PASS "$_cd"; else result "$_cn" FAIL "$_cd"; fi
+}
+
+# knob NAME DEFAULT: value of bqlkit.NAME=... on the kernel command line.
+knob() {
+	_v=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^bqlkit\.$1=//p" | tail -n1)
+	echo "${_v:-$2}"
+}
+
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# in_ns NS CMD...: run CMD inside netns NS (with NS's view of /sys).
+in_ns() {
+	_ns=$1
+	shift
+	ip netns exec "$_ns" "$@"
+}
+
+ensure_netns() {
+	[ -e "/run/netns/$1" ] || ip netns add "$1" || return 1
+	ip -n "$1" link set lo up
+}
+
+# slow_receiver N: N non-matching ingress u32 filters on vethB make the
+# receiver's NAPI poll slow enough for a standing queue to build up.
+slow_receiver() {
+	_t0=$(uptime_s)
+	tc -n B qdisc add dev vethB clsact || return 1
+	_i=1
+	: >"$BQLKIT_RUN/slow.batch"
+	while [ "$_i" -le "$1" ]; do
+		echo "filter add dev vethB ingress prio $_i protocol ip u32 match ip dst 192.0.2.$((_i % 250 + 1))/32 action drop"
+		_i=$((_i + 1))
+	done >"$BQLKIT_RUN/slow.batch"
+	tc -n B -batch "$BQLKIT_RUN/slow.batch" || return 1
+	emit "slow filters=$1 secs=$(echo "$(uptime_s) $_t0" | awk '{printf "%.2f", $1 - $2}')"
+}
+
+# setup_pair [SLOW]: (re)create the veth pair between netns A and B.
+setup_pair() {
+	ensure_netns A && ensure_netns B &&
+		ip link add vethA netns A type veth peer name vethB netns B &&
+		ip -n A addr add "$ADDR_A/24" dev vethA &&
+		ip -n B addr add "$ADDR_B/24" dev vethB &&
+		ip -n A link set vethA up &&
+		ip -n B link set vethB up &&
+		tc -n A qdisc replace dev vethA root fq_codel &&
+		in_ns A ethtool -K vethA tso off &&
+		in_ns B ethtool -K vethB gro on || return 1
+	if [ "${1:-0}" -gt 0 ]; then slow_receiver "$1" || return 1; fi
+	emit "pair up txqueues=$(in_ns A ls /sys/class/net/vethA/queues | grep -c '^tx-') slow=${1:-0}"
+}
+
+delete_pair() { ip -n A link del vethA; }
+
+# ping_ok: the sender can reach the receiver (queue not stuck).
+ping_ok() { in_ns A ping -c 3 -W 1 "$ADDR_B" >/dev/null 2>&1; }
+
+# bql_sample LABEL: one line per tx queue of vethA.  Source is the BQL sysfs
+# directory if present, else the kit's ethtool -S counters, else none.
+bql_sample() {
+	_label=$1
+	_stats=$(in_ns A ethtool -S vethA 2>/dev/null)
+	for _q in $(in_ns A ls /sys/class/net/vethA/queues | grep '^tx-'); do
+		_n=${_q#tx-}
+		_d=/sys/class/net/vethA/queues/$_q/byte_queue_limits
+		if _v=$(in_ns A sh -c "[ -d $_d ] && cat $_d/inflight $_d/limit" 2>/dev/null); then
+			# shellcheck disable=SC2086
+			set -- $_v
+			_inf=$1 _lim=$2 _src=sysfs
+		else
+			_inf=$(echo "$_stats" | sed -n "s/^ *tx_queue_${_n}_bql_inflight: *//p")
+			_lim=$(echo "$_stats" | sed -n "s/^ *tx_queue_${_n}_bql_limit: *//p")
+			_src=ethtool
+			if [ -z "$_inf" ] || [ -z "$_lim" ]; then
+				_inf=NA _lim=NA _src=none
+			fi
+		fi
+		emit "bql label=$_label queue=$_q inflight=$_inf limit=$_lim source=$_src"
+	done
+}
+
+# bql_watch LABEL SECS: sample tx-0's BQL inflight/limit as fast as the
+# kernel answers for SECS seconds (bqlwatch) and emit one bql line with the
+# largest values seen, the number of reads and how many saw inflight > 0.
+# A single read rarely finds the ring non-empty: the peer's NAPI drains it
+# within one poll.
+bql_watch() {
+	_w=$(in_ns A bqlwatch vethA 0 "$2")
+	_src=$(echo "$_w" | sed -n 's/.*source=\([a-z]*\).*/\1/p')
+	if [ "$_src" = sysfs ] || [ "$_src" = ethtool ]; then
+		emit "bql label=$1 queue=tx-0 inflight=$(echo "$_w" | sed -n 's/.*max_inflight=\([0-9]*\).*/\1/p') limit=$(echo "$_w" | sed -n 's/.*max_limit=\([0-9]*\).*/\1/p') source=$_src $(echo "$_w" | grep -o 'reads=[0-9]* nonzero=[0-9]*')"
+	else
+		emit "bql label=$1 queue=tx-0 inflight=NA limit=NA source=none"
+	fi
+}
+
+# bql_values LABEL_REGEX FIELD: FIELD values of the matching bql samples.
+bql_values() {
+	awk -v re="^label=($1)\$" -v f="$2=" '
+		$1 == "BQLKIT" && $2 == "bql" && $3 ~ re {
+			for (i = 4; i <= NF; i++)
+				if (index($i, f) == 1) print substr($i, length(f) + 1)
+		}' "$BQLKIT_RUN/lines"
+}
+
+# bql_has_source LABEL_REGEX: true unless the samples have no BQL data.
+bql_has_source() { ! bql_values "$1" source | grep -qx none; }
+
+bql_max() { bql_values "$1" "$2" | awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { print m }'; }
+
+# qdisc_stats LABEL: root qdisc counters of vethA.
+qdisc_stats() {
+	tc -n A -s qdisc show dev vethA | awk -v l="$1" '
+		/^qdisc/ { n++ }
+		n == 1 && /dropped/ {
+			for (i = 1; i <= NF; i++) {
+				gsub(/[(),]/, "", $i)
+				if ($i == "dropped") d = $(i + 1)
+				if ($i == "requeues") r = $(i + 1)
+			}
+		}
+		n == 1 && /backlog/ { b = $3 }
+		END {
+			gsub(/[^0-9]/, "", b); gsub(/[^0-9]/, "", d); gsub(/[^0-9]/, "", r)
+			printf "qdisc label=%s backlog_pkts=%s drops=%s requeues=%s\n", l, b, d, r
+		}' | while read -r _l; do emit "$_l"; done
+}
+
+# rtt_report LABEL FILE: summarize iputils ping output kept in FILE.
+rtt_report() {
+	_loss=$(sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p' "$2")
+	_rtt=$(sed -n 's|^rtt [^=]*= \([0-9.]*\)/\([0-9.]*\)/\([0-9.]*\)/.*|min=\1 avg=\2 max=\3|p' "$2")
+	emit "rtt label=$1 ${_rtt:-min=NA avg=NA max=NA} loss=${_loss:-100}%"
+}
+
+# rtt_measure LABEL COUNT: ping at 20 Hz and report.
+rtt_measure() {
+	in_ns A ping -q -c "$2" -i 0.05 -W 1 -w $(($2 / 20 + 3)) "$ADDR_B" >"$BQLKIT_RUN/ping.$1" 2>&1
+	rtt_report "$1" "$BQLKIT_RUN/ping.$1"
+}
+
+# flood_start LABEL SECS PAYLOAD NSOCKETS: sink in B, sender in A (background).
+flood_start() {
+	FLOOD_LABEL=$1
+	# Background simple commands (not functions) so that $! is the
+	# udpflood process itself (ip netns exec execs it) and kill reaches it.
+	/usr/sbin/ip netns exec B /usr/bin/udpflood sink "$FLOOD_PORT" $(($2 + 30)) >"$BQLKIT_RUN/sink.out" 2>&1 &
+	FLOOD_SINK=$!
+	sleep 0.3
+	/usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" "$2" "$3" "$4" >"$BQLKIT_RUN/send.out" 2>&1 &
+	FLOOD_SEND=$!
+	emit "flood label=$1 start secs=$2 payload=$3 sockets=$4 uptime=$(uptime_s)"
+}
+
+# flood_wait: let the sender finish, stop the sink, print UDPFLOOD lines.
+flood_wait() {
+	wait "$FLOOD_SEND"
+	kill "$FLOOD_SINK" 2>/dev/null
+	wait "$FLOOD_SINK"
+	emit "flood label=$FLOOD_LABEL end uptime=$(uptime_s)"
+	cat "$BQLKIT_RUN/send.out" "$BQLKIT_RUN/sink.out"
+}
+
+# flood_stop: end the flood now.
+flood_stop() {
+	kill "$FLOOD_SEND" 2>/dev/null
+	flood_wait
+}
+
+# dmesg_check: fail (and show the lines) if the kernel complained.
+dmesg_check() {
+	_bad=$(dmesg | grep -E 'WARNING:|BUG:|transmit queue|refcount|ptr_ring|Oops|general protection')
+	[ -z "$_bad" ] && return 0
+	echo "$_bad" | head -n 40 | sed 's/^/BQLKIT dmesg /'
+	return 1
+}

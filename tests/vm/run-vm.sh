@@ -1,0 +1,61 @@
+#!/bin/bash
+# run-vm.sh --kver KVER --initrd FILE --log FILE [--append "cmdline"]
+#           [--timeout SECS] [--smp N] [--mem MB] [--quiet]
+# Boot the Debian kernel KVER with FILE under QEMU (TCG), copy the serial
+# console to stdout (unless --quiet) and to the log.  Fails if the VM timed
+# out or never printed BQLKIT-END.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
+
+usage() { die "usage: run-vm.sh --kver KVER --initrd FILE --log FILE [--append STR] [--timeout SECS] [--smp N] [--mem MB] [--quiet]"; }
+kver='' initrd='' logf='' append='' tmo=240 smp=2 mem=1024 quiet=''
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--kver) need_arg "$1" "${2:-}"; kver=$2; shift 2 ;;
+	--initrd) need_arg "$1" "${2:-}"; initrd=$2; shift 2 ;;
+	--log) need_arg "$1" "${2:-}"; logf=$2; shift 2 ;;
+	--append) append=${2:-}; shift 2 ;;
+	--timeout) need_arg "$1" "${2:-}"; tmo=$2; shift 2 ;;
+	--smp) need_arg "$1" "${2:-}"; smp=$2; shift 2 ;;
+	--mem) need_arg "$1" "${2:-}"; mem=$2; shift 2 ;;
+	--quiet) quiet=1; shift ;;
+	*) usage ;;
+	esac
+done
+[[ -n $kver && -n $initrd && -n $logf ]] || usage
+[[ -f $initrd ]] || die "no such initrd: $initrd"
+
+kdir=$("$VM_DIR/get-kernel.sh" "$kver")
+kernel=$kdir/boot/vmlinuz-$kver
+cmdline="panic=-1 quiet $append"
+
+# qemu_cmd: the QEMU command line for this kernel's architecture.
+qemu_cmd() {
+	case $kver in
+	*-amd64)
+		echo qemu-system-x86_64 -accel tcg,thread=multi -cpu qemu64 -M q35 \
+			-smp "$smp" -m "$mem" -nographic -no-reboot -nic none \
+			-kernel "$kernel" -initrd "$initrd" ;;
+	*) die "unsupported kernel flavour: $kver (only *-amd64 so far)" ;;
+	esac
+}
+console=ttyS0
+qemu=$(qemu_cmd)
+
+mkdir -p "$(dirname "$logf")"
+start=$SECONDS
+set +e
+# shellcheck disable=SC2086 # $qemu is a word list built above (no spaces in paths)
+timeout -k 10 "$tmo" $qemu -append "console=$console $cmdline" </dev/null 2>&1 |
+	tr -d '\r' | if [[ -n $quiet ]]; then cat >"$logf"; else tee "$logf"; fi
+rc=${PIPESTATUS[0]}
+set -e
+secs=$((SECONDS - start))
+log "VM exited rc=$rc after ${secs}s (log: $logf)"
+if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+	die "VM timed out after ${tmo}s (no poweroff); see $logf"
+fi
+grep -q '^BQLKIT-END' "$logf" ||
+	die "VM stopped (rc=$rc) without printing BQLKIT-END (crash/panic?); see $logf"
+[[ $rc -eq 0 ]] || die "QEMU exited with rc=$rc; see $logf"

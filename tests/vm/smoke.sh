@@ -1,0 +1,33 @@
+#!/bin/bash
+# smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS] [--quiet]
+# Build an initramfs for the smoke scenario, boot it and check the results.
+# Without --veth the kernel's stock veth is tested.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
+
+usage() { die "usage: smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS] [--quiet]"; }
+kver='' veth_args=() logf='' slow=300 run_args=()
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--kver) need_arg "$1" "${2:-}"; kver=$2; shift 2 ;;
+	--veth) need_arg "$1" "${2:-}"; veth_args=(--veth "$(realpath "$2")"); shift 2 ;;
+	--log) need_arg "$1" "${2:-}"; logf=$2; shift 2 ;;
+	--slow) need_arg "$1" "${2:-}"; slow=$2; shift 2 ;;
+	--timeout) need_arg "$1" "${2:-}"; run_args+=(--timeout "$2"); shift 2 ;;
+	--quiet) run_args+=(--quiet); shift ;;
+	*) usage ;;
+	esac
+done
+[[ -n $kver ]] || usage
+logf=${logf:-$BQLKIT_VM_BUILD/logs/smoke-$kver-$(date +%Y%m%d-%H%M%S).log}
+
+"$VM_DIR/get-kernel.sh" "$kver" >/dev/null
+mkdir -p "$BQLKIT_VM_BUILD"
+initrd=$(mktemp "$BQLKIT_VM_BUILD/initrd-smoke-XXXXXX.cpio.gz")
+trap 'rm -f "$initrd"' EXIT
+"$VM_DIR/mkinitramfs.sh" --kver "$kver" --scenario smoke --out "$initrd" "${veth_args[@]}"
+vm_rc=0
+"$VM_DIR/run-vm.sh" --kver "$kver" --initrd "$initrd" --log "$logf" \
+	--append "bqlkit.slow=$slow" "${run_args[@]}" || vm_rc=$?
+"$VM_DIR/parse-results.sh" "$logf" && [[ $vm_rc -eq 0 ]]

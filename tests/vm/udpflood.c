@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * udpflood - UDP load generator and sink for the bqlkit VM tests.
+ *
+ *   udpflood send <ip> <port> <secs> <payload> <nsockets>
+ *   udpflood sink <port> <secs>
+ *
+ * Each mode prints exactly one summary line on stdout:
+ *   UDPFLOOD send sent=N nobufs=N errors=N pps=N
+ *   UDPFLOOD sink pkts=N bytes=N pps=N
+ *
+ * SIGTERM/SIGINT end the run early; the summary is still printed.
+ * The sender counts ENOBUFS/EAGAIN (qdisc full, backpressure) separately
+ * from other errors (ECONNREFUSED, ENETDOWN, ... e.g. when the device is
+ * deleted under load) and keeps going in both cases.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SOCKETS 64
+#define MAX_PAYLOAD 65507
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static long parse_num(const char *s, const char *what, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < min || v > max) {
+		fprintf(stderr, "udpflood: bad %s '%s' (want %ld..%ld)\n",
+			what, s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: interrupt recv() */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+static int do_send(const char *ip, int port, double secs, int len, int nsock)
+{
+	static char buf[MAX_PAYLOAD];
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
+	unsigned long long sent = 0, nobufs = 0, errors = 0, n;
+	int fds[MAX_SOCKETS];
+	double t0, el;
+	int i;
+
+	if (inet_pton(AF_INET, ip, &dst.sin_addr) != 1) {
+		fprintf(stderr, "udpflood: bad ip '%s'\n", ip);
+		return 2;
+	}
+	memset(buf, 0xa5, sizeof(buf));
+	for (i = 0; i < nsock; i++) {
+		fds[i] = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fds[i] < 0 ||
+		    connect(fds[i], (struct sockaddr *)&dst, sizeof(dst)) < 0) {
+			perror("udpflood: socket/connect");
+			return 1;
+		}
+	}
+	t0 = now();
+	for (n = 0; !stop; n++) {
+		if ((n & 255) == 0 && now() - t0 >= secs)
+			break;
+		if (send(fds[n % nsock], buf, len, 0) >= 0)
+			sent++;
+		else if (errno == ENOBUFS || errno == EAGAIN)
+			nobufs++;
+		else if (errno != EINTR)
+			errors++;
+	}
+	el = now() - t0;
+	printf("UDPFLOOD send sent=%llu nobufs=%llu errors=%llu pps=%.0f\n",
+	       sent, nobufs, errors, el > 0 ? sent / el : 0.0);
+	return 0;
+}
+
+static int do_sink(int port, double secs)
+{
+	static char buf[65536];
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_ANY) };
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
+	unsigned long long pkts = 0, bytes = 0;
+	int fd, rcvbuf = 4 << 20, one = 1;
+	double t0, el;
+	ssize_t r;
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		perror("udpflood: socket");
+		return 1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		perror("udpflood: bind");
+		return 1;
+	}
+	t0 = now();
+	while (!stop && now() - t0 < secs) {
+		r = recv(fd, buf, sizeof(buf), 0);
+		if (r >= 0) {
+			pkts++;
+			bytes += r;
+		}
+	}
+	el = now() - t0;
+	printf("UDPFLOOD sink pkts=%llu bytes=%llu pps=%.0f\n",
+	       pkts, bytes, el > 0 ? pkts / el : 0.0);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: udpflood send <ip> <port> <secs> <payload> <nsockets>\n"
+		"       udpflood sink <port> <secs>\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	install_signals();
+	if (argc == 7 && !strcmp(argv[1], "send"))
+		return do_send(argv[2],
+			       parse_num(argv[3], "port", 1, 65535),
+			       parse_num(argv[4], "secs", 0, 86400),
+			       parse_num(argv[5], "payload", 0, MAX_PAYLOAD),
+			       parse_num(argv[6], "nsockets", 1, MAX_SOCKETS));
+	if (argc == 4 && !strcmp(argv[1], "sink"))
+		return do_sink(parse_num(argv[2], "port", 1, 65535),
+			       parse_num(argv[3], "secs", 0, 86400));
+	usage();
+	return 2;
+}
