@@ -1,0 +1,44 @@
+# shellcheck shell=bash
+# Helpers for the test files.  Each test file is run by tests/run.sh as its
+# own bash process; it reports with pass/fail/skip, one line per assertion:
+#   PASS <name>
+#   FAIL <name>: <why>
+#   SKIP <name>: <why>
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+# The kernels the suite tests: Debian bookworm's default 6.1 and its 6.12.
+TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+skip() { echo "SKIP $1: $2"; }
+
+# check NAME CMD...: PASS when CMD succeeds, else FAIL with its output's last line.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "$(printf '%s' "$out" | tail -1)"
+	fi
+}
+
+# expect_error NAME PATTERN CMD...: CMD must exit non-zero and say PATTERN.
+expect_error() {
+	local name=$1 pat=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		fail "$name" "succeeded, expected an error matching '$pat'"
+	elif ! grep -q -- "$pat" <<<"$out"; then
+		fail "$name" "exit $rc but no '$pat' in: $(tail -1 <<<"$out")"
+	else
+		pass "$name"
+	fi
+}
+
+# test_kernels: "KVER" lines, one per tested kernel (written by tests/setup.sh).
+test_kernels() {
+	cat "$TEST_KERNELS_FILE"
+}

@@ -1,0 +1,34 @@
+#!/bin/bash
+# Prepare the machine for the test suite: packages, the Debian kernels it
+# tests (headers + their linux-source), and the imported bases.  Idempotent.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# Debian's default 6.1 kernel and its 6.12 kernel, as apt resolves them now.
+meta_dep() {
+	apt-cache depends "$1" 2>/dev/null | sed -n 's/^ *Depends: linux-headers-\(.*\)$/\1/p' | head -1
+}
+"$BQLKIT_TOP/scripts/install-deps.sh" test
+k61=$(meta_dep linux-headers-amd64)
+k612=$(meta_dep linux-headers-6.12-amd64)
+[ -n "$k61" ] && [ -n "$k612" ] || die "cannot resolve Debian's 6.1 and 6.12 kernels from apt (apt-get update?)"
+
+pkgs=()
+for k in "$k61" "$k612"; do
+	pkgs+=("linux-headers-$k")
+done
+"$BQLKIT_TOP/scripts/install-deps.sh" test "${pkgs[@]}"
+for k in "$k61" "$k612"; do
+	kdir=$(kdir_for "$k")
+	series=$(series_of "$(kernel_version "$kdir")")
+	want=$(distro_version "$kdir")
+	pkg=linux-source-$series
+	apt-cache madison "$pkg" | grep -q " $want " && pkg="$pkg=$want"
+	"$BQLKIT_TOP/scripts/install-deps.sh" test "$pkg"
+	tarball=/usr/src/linux-source-$series.tar.xz
+	if [ "$(manifest_get "$(base_dir "$series")" source_sha256)" != "$(sha256sum "$tarball" | cut -d' ' -f1)" ]; then
+		"$BQLKIT_TOP/scripts/import-source.sh" "$tarball"
+	fi
+done
+mkdir -p "$(dirname "$TEST_KERNELS_FILE")"
+printf '%s\n' "$k61" "$k612" >"$TEST_KERNELS_FILE"
