@@ -79,4 +79,15 @@ static inline __printf(2, 3) void ethtool_sprintf(u8 **data,
 }
 #endif
 
+/*
+ * ethtool coalesce ops, newest first.  5.15 (f3ccfda19319) added
+ * kernel_ethtool_coalesce and extack; the kit's veth tx-usecs is written for
+ * that form.  An older base needs a wrapper here before it can carry it.
+ */
+#if defined(HAVE_ETHTOOL_COALESCE_KERNEL)
+/* the driver's get/set_coalesce take (dev, ec, kernel_coal, extack) */
+#else
+#error "bqlkit: this kernel's ethtool get/set_coalesce predate v5.15; add a wrapper"
+#endif
+
 #endif /* _BQLKIT_COMPAT_H */

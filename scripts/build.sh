@@ -8,7 +8,8 @@
 # builds with Kbuild.  Results: build/KVER/<module>.ko.
 # Environment: KDIR (default /lib/modules/KVER/build), BQLKIT_BASES (where
 # imported bases live, default build/bases), STRICT=1 (refuse a base whose
-# sublevel differs from the kernel's), ARCH, CROSS_COMPILE.
+# sublevel differs from the kernel's), ARCH, CROSS_COMPILE,
+# BQLKIT_FAULT_INJECTION=1 (test builds: compile the drivers' fault hooks).
 # Exit 77: the kit has no series for this kernel (DKMS reports it as skipped).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -86,11 +87,12 @@ for drv in $drivers; do
 	cp "$BQLKIT_TOP/compat/bqlkit_info.c" "$mdir/"
 	{
 		echo "#define BQLKIT_VERSION \"$(cat "$BQLKIT_TOP/VERSION")-bqlkit\""
-		echo "#define BQLKIT_BUILD_INFO \"base=$bv series=$series patches=$(grep -vc '^#' "$pdir/series")\""
+		echo "#define BQLKIT_BUILD_INFO \"base=$bv series=$series patches=$(grep -vc '^#' "$pdir/series")${BQLKIT_FAULT_INJECTION:+ fault_injection=1}\""
 	} >"$mdir/bqlkit_info.h"
 	step "building $drv for $kver (Linux $kv) from base $bv with series $series"
 	if ! make -C "$kdir" M="$mdir" BQLKIT_COMPAT="$BQLKIT_TOP/compat" \
 		BQLKIT_CONFIG="$out/compat" ${ARCH:+ARCH=$ARCH} \
+		${BQLKIT_FAULT_INJECTION:+BQLKIT_FAULT_INJECTION=y} \
 		${CROSS_COMPILE:+CROSS_COMPILE=$CROSS_COMPILE} \
 		-j"$(nproc)" modules >"$out/$drv-build.log" 2>&1; then
 		grep -m1 -E 'error|Error' "$out/$drv-build.log" >&2 || tail -5 "$out/$drv-build.log" >&2
