@@ -55,3 +55,21 @@ check probe-report-backport-detected bash -c "'$BQLKIT_TOP/scripts/probe-report.
 mkdir -p "$tmp/broken"
 printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n' >"$tmp/broken/Makefile"
 expect_error probe-unusable-headers "cannot compile modules" "$BQLKIT_TOP/scripts/probe.sh" "$tmp/broken" "$tmp/broken-out"
+
+# Kernel facts for reports: the fq_codel stale-state fix (815980fe6dbb),
+# read from the headers; both Debian kernels carry it.  A header without
+# the reset in codel_dequeue()'s empty branch reads as absent.
+for k in $(test_kernels); do
+	series=$(series_of "$(kernel_version "$(kdir_for "$k")")")
+	check "facts-$series-fq_codel-fix-present" bash -c \
+		"'$BQLKIT_TOP/scripts/kernel-facts.sh' '$(kdir_for "$k")' | grep -qx fq_codel_stale_state_fix=present"
+done
+mkdir -p "$tmp/nofix/include/net"
+cp "$(kdir_for "$(test_kernels | head -1)")/Makefile" "$tmp/nofix/Makefile.orig"
+printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n' >"$tmp/nofix/Makefile"
+common=$(sed -n 's/^include \(.*\)\/Makefile$/\1/p' "$tmp/nofix/Makefile.orig")
+awk '/^static struct sk_buff \*codel_dequeue/ { f = 1 }
+	f && /first_above_time = 0;/ && !done { done = 1; next } { print }' \
+	"$common/include/net/codel_impl.h" >"$tmp/nofix/include/net/codel_impl.h"
+check facts-fq_codel-fix-absent-detected bash -c \
+	"'$BQLKIT_TOP/scripts/kernel-facts.sh' '$tmp/nofix' | grep -qx fq_codel_stale_state_fix=absent"
