@@ -1,0 +1,86 @@
+#!/bin/bash
+# Run apt against another Debian suite without touching /etc/apt: a private
+# APT_CONFIG with its own sources.list, lists, cache and keyring under
+# $BQLKIT_CACHE/apt/<suite>-<arch>/.
+#
+#   apt-private.sh SUITE [--arch ARCH] -- apt-get download PKG...
+#   apt-private.sh SUITE [--arch ARCH] --print-config   (path of its APT_CONFIG)
+#
+# SUITE: bullseye, bullseye-security, bookworm, bookworm-security,
+# bookworm-backports, trixie, trixie-security, trixie-backports, sid,
+# experimental.  Lists are refreshed when older than a day.  Use it for
+# apt-get download / apt-cache only: never to install on this system.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -ge 1 ] || die "usage: apt-private.sh SUITE [--arch ARCH] -- COMMAND..."
+suite=$1
+shift
+arch=$(dpkg --print-architecture)
+print=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--arch) arch=$2; shift 2 ;;
+	--print-config) print=1; shift ;;
+	--) shift; break ;;
+	*) die "apt-private.sh: unknown option $1" ;;
+	esac
+done
+
+case $suite in
+*-security) uri=http://deb.debian.org/debian-security ;;
+bullseye | bullseye-* | bookworm | bookworm-* | trixie | trixie-* | sid | experimental | forky | forky-*)
+	uri=http://deb.debian.org/debian ;;
+*) die "unknown Debian suite '$suite' (bullseye, bookworm, trixie, sid, experimental, with -security/-backports)" ;;
+esac
+# A -backports or -security suite, and experimental, need their base suite too.
+base=
+case $suite in
+*-backports | *-security) base=${suite%-*} ;;
+experimental) base=sid ;;
+esac
+
+dir=$BQLKIT_CACHE/apt/$suite-$arch
+mkdir -p "$dir"/{lists/partial,archives/partial,cache}
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+# Suites newer than this system's keyring (sid is signed with the keys of
+# the next release): take the keyring from trixie's debian-archive-keyring.
+if [ "$suite" = sid ] || [ "$suite" = experimental ] || [ "${suite%%-*}" = forky ]; then
+	kr=$BQLKIT_CACHE/apt/keyring/usr/share/keyrings/debian-archive-keyring.gpg
+	if [ ! -f "$kr" ]; then
+		tmpd=$(mktemp -d)
+		(cd "$tmpd" && "$0" trixie -- apt-get download -qq debian-archive-keyring >/dev/null) ||
+			die "cannot get trixie's debian-archive-keyring for $suite"
+		dpkg-deb -x "$tmpd"/debian-archive-keyring_*.deb "$BQLKIT_CACHE/apt/keyring"
+		rm -rf "$tmpd"
+	fi
+	keyring=$kr
+fi
+{
+	[ -z "$base" ] || echo "deb [arch=$arch signed-by=$keyring] http://deb.debian.org/debian $base main"
+	echo "deb [arch=$arch signed-by=$keyring] $uri $suite main"
+} >"$dir/sources.list"
+cat >"$dir/apt.conf" <<EOC
+Dir::Etc::SourceList "$dir/sources.list";
+Dir::Etc::SourceParts "/nonexistent";
+Dir::State::Lists "$dir/lists";
+Dir::State::Status "$dir/status";
+Dir::Cache "$dir/cache";
+Dir::Cache::Archives "$dir/archives";
+APT::Architecture "$arch";
+APT::Architectures { "$arch"; };
+APT::Sandbox::User "root";
+Acquire::Languages "none";
+EOC
+[ -f "$dir/status" ] || : >"$dir/status"
+export APT_CONFIG=$dir/apt.conf
+if [ -n "$print" ]; then
+	echo "$APT_CONFIG"
+	exit 0
+fi
+if [ -z "$(find "$dir/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
+	step "apt-get update for $suite ($arch), private lists in $dir"
+	apt-get update -qq >"$dir/update.log" 2>&1 || { tail -3 "$dir/update.log" >&2; die "apt-get update for $suite failed (log: $dir/update.log)"; }
+fi
+[ $# -gt 0 ] || exit 0
+exec "$@"
