@@ -17,6 +17,7 @@
 #include <linux/ethtool.h>
 #include <linux/netdevice.h>
 #include <linux/ptr_ring.h>
+#include <linux/u64_stats_sync.h>
 #include <net/sch_generic.h>
 
 #ifdef NEED_QDISC_TXQ_HAS_NO_QUEUE
@@ -30,6 +31,17 @@ static inline bool qdisc_txq_has_no_queue(const struct netdev_queue *txq)
 
 	return !qdisc->enqueue;
 }
+#endif
+
+#ifdef NEED_U64_STATS_FETCH_IRQ
+/*
+ * Removed for v6.3 ("u64_stat: Remove the obsolete fetch_irq() variants."),
+ * and from PREEMPT_RT 6.1 kernels, after "u64_stats: Streamline the
+ * implementation" made them the same as the plain variants.
+ */
+#define u64_stats_fetch_begin_irq(syncp) u64_stats_fetch_begin(syncp)
+#define u64_stats_fetch_retry_irq(syncp, start) \
+	u64_stats_fetch_retry(syncp, start)
 #endif
 
 #ifdef NEED_PTR_RING_CHECK_PRODUCE

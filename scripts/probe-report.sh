@@ -17,9 +17,14 @@ bash "$BQLKIT_TOP/scripts/probe.sh" "$kdir" "$out"
 kv=$(kernel_version "$kdir")
 series=$(series_of "$kv")
 
-# predicted SINCE STABLE: "present" when the version has the API upstream.
+# predicted SINCE STABLE UNTIL: "present" when the version has the API
+# upstream (added in SINCE or a STABLE release, removed in UNTIL).
 predicted() {
-	local since=$1 stable=$2 s
+	local since=$1 stable=$2 until=$3 s
+	if [ "$until" != - ] && version_ge "$kv" "$until"; then
+		echo absent
+		return
+	fi
 	[ "$since" != none ] && version_ge "$kv" "$since" && { echo present; return; }
 	for s in ${stable//,/ }; do
 		[ "$s" != - ] && [ "$(series_of "$s")" = "$series" ] &&
@@ -30,14 +35,20 @@ predicted() {
 
 rc=0
 printf '%-26s %-8s %-9s %-30s %s\n' probe result predicted macro verdict
-while read -r name res macro since stable; do
+while read -r name res macro since stable until; do
 	since=${since#since=}
 	stable=${stable#stable=}
-	pred=$(predicted "$since" "$stable")
+	until=${until#until=}
+	pred=$(predicted "$since" "$stable" "${until:--}")
 	if [ "$res" = "$pred" ]; then
 		verdict=agrees
+	elif [ "$res" = present ] && [ "${until:--}" != - ]; then
+		verdict="MISSING removal: Linux $kv should not have it (removed in $until)"
+		rc=1
 	elif [ "$res" = present ]; then
 		verdict="backport detected (upstream since $since)"
+	elif [ "${until:--}" != - ]; then
+		verdict="removal backported (upstream removed it in $until)"
 	else
 		verdict="MISSING: Linux $kv should have it (since $since${stable:+, stable $stable})"
 		rc=1

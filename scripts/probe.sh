@@ -68,6 +68,7 @@ for n in "${names[@]}"; do
 	when=$(sed -n 's/.*when=\([^ ]*\).*/\1/p' <<<"$meta")
 	since=$(sed -n 's/.*since=\([^ ]*\).*/\1/p' <<<"$meta")
 	stable=$(sed -n 's/.*stable=\([^ ]*\).*/\1/p' <<<"$meta")
+	until=$(sed -n 's/.*until=\([^ ]*\).*/\1/p' <<<"$meta")
 	[ -n "$macro" ] && [ -n "$when" ] && [ -n "$since" ] ||
 		die "probe $n has no complete 'bqlkit-probe: macro= when= since=' line"
 	if [ -f "$work/$n.o" ]; then res=present; else res=absent; fi
@@ -76,7 +77,7 @@ for n in "${names[@]}"; do
 	else
 		echo "/* #undef $macro */ /* $n: $res */" >>"$work/bqlkit_config.h"
 	fi
-	echo "$n $res $macro since=$since stable=${stable:--}" >>"$work/probes.txt"
+	echo "$n $res $macro since=$since stable=${stable:--} until=${until:--}" >>"$work/probes.txt"
 done
 echo "#endif" >>"$work/bqlkit_config.h"
 cp "$work/build.log" "$work/probes.txt" "$work/bqlkit_config.h" "$out/"
