@@ -71,6 +71,7 @@ APT::Architecture "$arch";
 APT::Architectures { "$arch"; };
 APT::Sandbox::User "root";
 Acquire::Languages "none";
+Acquire::Check-Valid-Until "false";
 EOC
 [ -f "$dir/status" ] || : >"$dir/status"
 export APT_CONFIG=$dir/apt.conf
