@@ -1,0 +1,111 @@
+#!/bin/bash
+# Vendor export: the kit's series for one base as mail-formatted patches
+# that `git am` applies, in order, to a kernel tree of that base, with the
+# compat layer folded in so the result needs nothing from the kit.
+#
+#   export-series.sh SERIES [DRIVER...]     (default: every driver with SERIES)
+#
+# Output: build/export/<SERIES>/<driver>/NNNN-*.patch.  The first patch of a
+# driver adds <driver dir>/bqlkit_compat.h: this base's probe results
+# (taken from a kernel of that series whose headers the kit has probed, see
+# KVER below) followed by compat/bqlkit_compat.h, included by the driver's
+# main file.  Kit-only test hooks (patches named *bqlkit-*test-hook*) are
+# left out.  KVER=<kver> picks the kernel whose probe results are used.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -ge 1 ] || die "usage: export-series.sh SERIES [DRIVER...]"
+series=$1
+shift
+drivers=${*:-}
+if [ -z "$drivers" ]; then
+	for d in "$BQLKIT_TOP"/patches/*/"$series"/series; do
+		[ -f "$d" ] && drivers="$drivers $(basename "$(dirname "$(dirname "$d")")")"
+	done
+fi
+[ -n "$drivers" ] || die "the kit has no series $series (it has: $(cd "$BQLKIT_TOP/patches" && ls -d */* | tr '\n' ' '))"
+
+# Probe results of a kernel of this series.
+cfg=
+for k in ${KVER:-$(ls "$BQLKIT_BUILD" 2>/dev/null)}; do
+	f=$BQLKIT_BUILD/$k/compat/bqlkit_config.h
+	[ -f "$f" ] || continue
+	kd=$(kdir_for "$k")
+	[ -f "$kd/Makefile" ] && [ "$(series_of "$(kernel_version "$kd")")" = "$series" ] && { cfg=$f; break; }
+done
+[ -n "$cfg" ] || die "no probed kernel of series $series: run 'make build KVER=<a $series kernel>' first (or give KVER=)"
+
+out=$BQLKIT_BUILD/export/$series
+rm -rf "$out"
+for drv in $drivers; do
+	pdir=$BQLKIT_TOP/patches/$drv/$series
+	[ -f "$pdir/series" ] || die "$drv has no series $series"
+	# The file that includes the folded compat header: MAIN= in driver.conf,
+	# else the first FILES entry.
+	main=$(sed -n 's/^MAIN=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
+	[ -n "$main" ] || main=$(sed -n 's/^FILES="\([^: ]*\):.*/\1/p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
+	case $main in
+	'' | *'*'*) die "$drv: drivers/$drv/driver.conf names no MAIN file to include the compat header" ;;
+	esac
+	ddir=$(dirname "$main")
+	mkdir -p "$out/$drv"
+	n=1
+	mail() { # NUM SUBJECT BODYFILE DIFFFILE
+		local f
+		f=$out/$drv/$(printf '%04d' "$1")-$(echo "$2" | tr -c 'A-Za-z0-9\n' - | tr -s - | sed 's/^-//; s/-$//' | cut -c1-52).patch
+		{
+			echo "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
+			echo "From: bqlkit <bqlkit@localhost>"
+			echo "Date: $(date -R)"
+			echo "Subject: [PATCH $(printf '%02d' "$1")] $2"
+			echo
+			cat "$3"
+			echo "---"
+			cat "$4"
+			echo "-- "
+			echo "bqlkit $(cat "$BQLKIT_TOP/VERSION")"
+		} >"$f"
+	}
+	# 1: the compat header, resolved for this base.
+	tmpd=$(mktemp -d)
+	{
+		echo "/* SPDX-License-Identifier: GPL-2.0 */"
+		echo "/* bqlkit compat for Linux $series, folded in by scripts/export-series.sh. */"
+		sed '1d; /#include "bqlkit_config.h"/d; /^#ifndef _BQLKIT_COMPAT_H/,/^#define _BQLKIT_COMPAT_H/d; $d' \
+			"$BQLKIT_TOP/compat/bqlkit_compat.h" >"$tmpd/compat.body"
+		echo "#ifndef _BQLKIT_COMPAT_H"
+		echo "#define _BQLKIT_COMPAT_H"
+		grep '^#define \(HAVE\|NEED\)_' "$cfg" || true
+		cat "$tmpd/compat.body"
+		echo "#endif /* _BQLKIT_COMPAT_H */"
+	} >"$tmpd/bqlkit_compat.h"
+	hdr_lines=$(wc -l <"$tmpd/bqlkit_compat.h")
+	{
+		echo "diff --git a/$ddir/bqlkit_compat.h b/$ddir/bqlkit_compat.h"
+		echo "new file mode 100644"
+		echo "--- /dev/null"
+		echo "+++ b/$ddir/bqlkit_compat.h"
+		echo "@@ -0,0 +1,$hdr_lines @@"
+		sed 's/^/+/' "$tmpd/bqlkit_compat.h"
+		# Include it after the driver's first #include.
+		first=$(grep -n '^#include' "$(base_dir "$series")/$main" | head -1 | cut -d: -f1)
+		sed "${first}a #include \"bqlkit_compat.h\"" "$(base_dir "$series")/$main" >"$tmpd/main.c"
+		echo "diff --git a/$main b/$main"
+		diff -u --label "a/$main" --label "b/$main" "$(base_dir "$series")/$main" "$tmpd/main.c" || true
+	} >"$tmpd/diff"
+	printf 'The kit'"'"'s compat layer for Linux %s, resolved with the probe results\nof %s: supplies the APIs the following patches use that\nthis base lacks.\n\n' \
+		"$series" "$(basename "$(dirname "$(dirname "$cfg")")")" >"$tmpd/body"
+	mail $n "$drv: bqlkit compat for Linux $series" "$tmpd/body" "$tmpd/diff"
+	# 2..: the series, DEP-3 header as the commit message.
+	while read -r p; do
+		case $p in *bqlkit-*test-hook*) continue ;; esac
+		n=$((n + 1))
+		subj=$(sed -n 's/^Description: //p' "$pdir/$p" | head -1)
+		awk '/^Description: /{on=1; next} /^---$/{exit} on && /^ /{sub(/^ /,""); if ($0==".") $0=""; print; next} on{print}' \
+			"$pdir/$p" >"$tmpd/body"
+		sed -n '/^--- a\//,$p' "$pdir/$p" | sed '1i diff --git a/'"$(sed -n 's/^--- a\///p' "$pdir/$p" | head -1)"' b/'"$(sed -n 's/^--- a\///p' "$pdir/$p" | head -1)" >"$tmpd/diff"
+		mail $n "$subj" "$tmpd/body" "$tmpd/diff"
+	done < <(grep -v '^#' "$pdir/series")
+	rm -rf "$tmpd"
+	echo "bqlkit: exported $drv/$series: $(ls "$out/$drv" | wc -l) patches in $out/$drv"
+done

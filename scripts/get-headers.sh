@@ -1,0 +1,60 @@
+#!/bin/bash
+# Fetch a Debian kernel's headers for building against them on this host
+# (natively or cross), without installing them.
+#
+#   get-headers.sh SUITE ARCH META     prints "KVER KDIR"
+#
+# META is a headers metapackage of SUITE (linux-headers-amd64,
+# linux-headers-6.12-cloud-amd64, ...); it names the kernel.  The headers
+# and their -common package are downloaded with scripts/apt-private.sh and
+# extracted once to $BQLKIT_CACHE/headers/KVER/; their kbuild links
+# (scripts, tools) point at the host's /usr/lib/linux-kbuild-X (installed
+# with apt if missing), which works for any target architecture.  Only for
+# kernels whose linux-kbuild the host's apt has (bookworm's); newer suites
+# are built in a chroot (scripts/matrix.sh).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 3 ] || die "usage: get-headers.sh SUITE ARCH META"
+suite=$1 arch=$2 meta=$3
+apt_p() { "$BQLKIT_TOP/scripts/apt-private.sh" "$suite" --arch "$arch" -- "$@"; }
+# A backports suite's metapackage is only a candidate when pinned to it.
+pin=()
+case $suite in *-backports) pin=(-o APT::Default-Release="$suite") ;; esac
+kver=$(apt_p apt-cache "${pin[@]}" depends "$meta" 2>/dev/null |
+	sed -n 's/^ *Depends: linux-headers-\(.*\)$/\1/p' | grep -v '^common' | head -1)
+[ -n "$kver" ] || die "$meta names no kernel in $suite ($arch): apt-private.sh $suite update?"
+hdir=$BQLKIT_CACHE/headers/$kver
+kdir=$hdir/usr/src/linux-headers-$kver
+if [ ! -e "$hdir/.extracted" ]; then
+	debs=$BQLKIT_CACHE/debs/$suite-$arch
+	mkdir -p "$debs"
+	step "downloading linux-headers-$kver ($suite, $arch)"
+	(cd "$debs" && apt_p apt-get download -qq "linux-headers-$kver" >/dev/null) ||
+		die "cannot download linux-headers-$kver from $suite"
+	hdeb=$(ls "$debs"/linux-headers-"${kver}"_*.deb | tail -1)
+	deps=$(dpkg-deb -f "$hdeb" Depends)
+	common=$(grep -o 'linux-headers-[^ ,]*-common[^ ,]*' <<<"$deps" | head -1)
+	kbuild=$(grep -o 'linux-kbuild-[^ ,]*' <<<"$deps" | head -1)
+	[ -n "$common" ] && [ -n "$kbuild" ] || die "linux-headers-$kver names no -common or kbuild package"
+	(cd "$debs" && apt_p apt-get download -qq "$common" >/dev/null) || die "cannot download $common"
+	[ -d "/usr/lib/$kbuild/scripts" ] || "$BQLKIT_TOP/scripts/install-deps.sh" build "$kbuild"
+	[ -d "/usr/lib/$kbuild/scripts" ] || die "no /usr/lib/$kbuild on this host: build $kver in a chroot"
+	rm -rf "$hdir.tmp"
+	mkdir -p "$hdir.tmp"
+	dpkg-deb -x "$hdeb" "$hdir.tmp"
+	dpkg-deb -x "$(ls "$debs/${common}"_*.deb | tail -1)" "$hdir.tmp"
+	t=$hdir.tmp/usr/src
+	for d in "$t/linux-headers-$kver" "$t/$common"; do
+		for l in scripts tools; do
+			[ -L "$d/$l" ] && ln -sfn "/usr/lib/$kbuild/$l" "$d/$l"
+		done
+	done
+	sed -i "s|^include /usr/src/$common/|include $hdir/usr/src/$common/|" "$t/linux-headers-$kver/Makefile"
+	grep -q "^include $hdir/" "$t/linux-headers-$kver/Makefile" ||
+		die "cannot repoint $kver's Makefile at $common"
+	touch "$hdir.tmp/.extracted"
+	rm -rf "$hdir"
+	mv "$hdir.tmp" "$hdir"
+fi
+echo "$kver $kdir"

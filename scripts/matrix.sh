@@ -1,0 +1,183 @@
+#!/bin/bash
+# Build every driver of the kit against every kernel of scripts/matrix.conf
+# and write results/matrix.md and results/matrix.json.
+#
+#   matrix.sh [ID_REGEX]          (MATRIX_JOBS=2 cells at a time)
+#
+# A cell is ok, FAIL (first error line), or skip (why).  Exit 1 if any cell
+# failed.  Headers come from Debian's archive without touching /etc/apt
+# (scripts/get-headers.sh); kernels newer than the host's toolchain are
+# built in cached mmdebstrap chroots ($BQLKIT_CACHE/chroots).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+filter=${1:-.}
+jobs=${MATRIX_JOBS:-2}
+out=$BQLKIT_BUILD/matrix
+results=${MATRIX_RESULTS:-$BQLKIT_TOP/results}
+rm -rf "$out"
+mkdir -p "$out/cells" "$results"
+start=$(date +%s)
+
+# chroot_dir SUITE: an unpacked chroot of SUITE with a compiler, cached.
+chroot_dir() {
+	local s=$1 dir=$BQLKIT_CACHE/chroots/$1-amd64 tar=$BQLKIT_CACHE/chroots/$1-amd64.tar
+	if [ ! -e "$dir/.ready" ]; then
+		if [ ! -s "$tar" ]; then
+			local kr=/usr/share/keyrings/debian-archive-keyring.gpg srcs=()
+			case $s in
+			trixie) srcs=("deb http://deb.debian.org/debian trixie main"
+				"deb http://deb.debian.org/debian-security trixie-security main"
+				"deb http://deb.debian.org/debian trixie-backports main") ;;
+			sid) srcs=("deb http://deb.debian.org/debian sid main")
+				"$BQLKIT_TOP/scripts/apt-private.sh" sid --print-config >/dev/null
+				kr=$BQLKIT_CACHE/apt/keyring/usr/share/keyrings/debian-archive-keyring.gpg ;;
+			bullseye) srcs=("deb http://deb.debian.org/debian bullseye main"
+				"deb http://deb.debian.org/debian-security bullseye-security main") ;;
+			*) die "no chroot recipe for $s" ;;
+			esac
+			"$BQLKIT_TOP/scripts/install-deps.sh" build mmdebstrap
+			step "creating the $s chroot with mmdebstrap (a few minutes; cached in $tar)"
+			# The archive this machine reaches may be a frozen snapshot whose
+			# Release files are past Valid-Until: accept them.
+			mmdebstrap --quiet --variant=apt --format=tar --keyring="$kr" \
+				--aptopt='Acquire::Check-Valid-Until "false"' \
+				--include=make,gcc,libc6-dev,bc,kmod,quilt,xz-utils,ca-certificates,binutils,perl \
+				"$s" "$tar.tmp" "${srcs[@]}" || die "mmdebstrap $s failed"
+			mv "$tar.tmp" "$tar"
+		fi
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		tar -xf "$tar" -C "$dir"
+		cp /etc/resolv.conf "$dir/etc/resolv.conf"
+		echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99bqlkit"
+		touch "$dir/.ready"
+	fi
+	echo "$dir"
+}
+
+# in_chroot DIR CMD...: run CMD in the chroot, with /proc mounted.
+in_chroot() {
+	local dir=$1
+	shift
+	mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
+	chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"
+}
+
+# Prepare each kernel: headers, and for chroots the kit copied in.
+declare -A seen_chroot=()
+: >"$out/kernels"
+while read -r id suite arch meta env; do
+	case $id in '' | '#'*) continue ;; esac
+	[[ $id =~ $filter ]] || continue
+	case $env in
+	host | cross)
+		if ! r=$("$BQLKIT_TOP/scripts/get-headers.sh" "$suite" "$arch" "$meta" 2>"$out/$id.prep.err"); then
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$suite" "$arch" "-" "-" "$env" >>"$out/kernels"
+			echo "FAIL $(tail -1 "$out/$id.prep.err")" >"$out/$id.prep"
+			continue
+		fi
+		read -r kver kdir <<<"$r"
+		;;
+	chroot:*)
+		s=${env#chroot:}
+		dir=$(chroot_dir "$s")
+		pin=()
+		case $suite in *-backports) pin=(-t "$suite") ;; esac
+		in_chroot "$dir" apt-get update -qq >/dev/null 2>&1 || true
+		kver=$(in_chroot "$dir" apt-cache ${pin[@]:+-o APT::Default-Release=$suite} depends "$meta" 2>/dev/null |
+			sed -n 's/^ *Depends: linux-headers-\(.*\)$/\1/p' | grep -v common | head -1)
+		if [ -z "$kver" ]; then
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$suite" "$arch" "-" "-" "$env" >>"$out/kernels"
+			echo "FAIL $meta names no kernel in the $s chroot" >"$out/$id.prep"
+			continue
+		fi
+		if [ ! -d "$dir/usr/src/linux-headers-$kver" ]; then
+			step "installing linux-headers-$kver in the $s chroot"
+			in_chroot "$dir" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+				"${pin[@]}" "linux-headers-$kver" >"$out/$id.prep.err" 2>&1 ||
+				{ echo "FAIL cannot install linux-headers-$kver in the $s chroot" >"$out/$id.prep"; }
+		fi
+		kdir=/usr/src/linux-headers-$kver
+		if [ -z "${seen_chroot[$s]:-}" ]; then
+			rm -rf "$dir/bqlkit"
+			mkdir -p "$dir/bqlkit/build"
+			(cd "$BQLKIT_TOP" && cp -a Makefile VERSION compat drivers patches scripts "$dir/bqlkit/")
+			cp -a "${BQLKIT_BASES:-$BQLKIT_BUILD/bases}" "$dir/bqlkit/build/bases"
+			seen_chroot[$s]=1
+		fi
+		;;
+	*) die "matrix.conf: $id: unknown ENV '$env'" ;;
+	esac
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$suite" "$arch" "$kver" "$kdir" "$env" >>"$out/kernels"
+done <"$BQLKIT_TOP/scripts/matrix.conf"
+
+# One job per (kernel, driver).
+: >"$out/jobs"
+while IFS=$'\t' read -r id suite arch kver kdir env; do
+	[ -e "$out/$id.prep" ] && continue
+	for d in $BQLKIT_DRIVERS; do
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$arch" "$kver" "$kdir" "$env" "$d" >>"$out/jobs"
+	done
+done <"$out/kernels"
+
+export BQLKIT_TOP BQLKIT_BUILD BQLKIT_CACHE out
+[ -z "${BQLKIT_BASES:-}" ] || export BQLKIT_BASES
+cell() {
+	IFS=$'\t' read -r id arch kver kdir env d <<<"$1"
+	local cf=$out/cells/$id.$d t0 rc=0 cross=() log status detail
+	t0=$(date +%s.%N)
+	case $arch in
+	arm64) cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) ;;
+	armhf) cross=(ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-) ;;
+	esac
+	# The driver must be enabled in this kernel's configuration.
+	local sym conf
+	sym=$(sed -n 's/^KCONFIG=//p' "$BQLKIT_TOP/drivers/$d/driver.conf")
+	case $env in
+	chroot:*) conf=$BQLKIT_CACHE/chroots/${env#chroot:}-amd64$kdir/include/config/auto.conf ;;
+	*) conf=$kdir/include/config/auto.conf ;;
+	esac
+	if [ -n "$sym" ] && [ -f "$conf" ] && ! grep -q "^$sym=[ym]" "$conf"; then
+		printf 'skip\t%s not enabled in %s\t-\t0\n' "$sym" "$kver" >"$cf"
+		return 0
+	fi
+	log=$out/cells/$id.$d.log
+	case $env in
+	chroot:*)
+		chroot "$BQLKIT_CACHE/chroots/${env#chroot:}-amd64" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			BQLKIT_BUILD=/bqlkit/out/$id BQLKIT_BASES=/bqlkit/build/bases \
+			bash /bqlkit/scripts/build.sh "$kver" "$d" >"$log" 2>&1 || rc=$?
+		;;
+	*)
+		env KDIR="$kdir" "${cross[@]}" BQLKIT_BUILD="$out/build/$id" \
+			BQLKIT_BASES="${BQLKIT_BASES:-$BQLKIT_BUILD/bases}" \
+			"$BQLKIT_TOP/scripts/build.sh" "$kver" "$d" >"$log" 2>&1 || rc=$?
+		;;
+	esac
+	case $rc in
+	0) status=ok detail=- ;;
+	77) status=skip detail=$(grep -m1 'no series' "$log" | sed 's/^bqlkit: //') ;;
+	*) status=FAIL detail=$(grep -m1 -E 'error|Error' "$log" | sed 's/^bqlkit: //' | cut -c1-200) ;;
+	esac
+	series=$(sed -n 's/.*with series \([0-9.]*\).*/\1/p' "$log" | head -1)
+	printf '%s\t%s\t%s\t%.1f\n' "$status" "${detail:--}" "${series:--}" \
+		"$(echo "$(date +%s.%N) - $t0" | bc)" >"$cf"
+}
+export -f cell
+step "building $(wc -l <"$out/jobs") cells, $jobs at a time"
+tr '\n' '\0' <"$out/jobs" | xargs -0 -P "$jobs" -I{} bash -c 'cell "$1"' _ {}
+
+# Probe results that disagree with the kernel's version.
+while IFS=$'\t' read -r id suite arch kver kdir env; do
+	[ -e "$out/$id.prep" ] && continue
+	case $env in
+	chroot:*) chroot "$BQLKIT_CACHE/chroots/${env#chroot:}-amd64" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		bash /bqlkit/scripts/probe-report.sh "$kdir" "/bqlkit/out/probe-$id" >"$out/$id.probes" 2>&1 || true ;;
+	*) env "$( [ "$arch" = arm64 ] && echo ARCH=arm64 || echo X=)" \
+		"$( [ "$arch" = arm64 ] && echo CROSS_COMPILE=aarch64-linux-gnu- || echo Y=)" \
+		"$BQLKIT_TOP/scripts/probe-report.sh" "$kdir" "$out/probe-$id" >"$out/$id.probes" 2>&1 || true ;;
+	esac
+done <"$out/kernels"
+
+python3 "$BQLKIT_TOP/scripts/matrix-report.py" "$out" "$results" "$BQLKIT_DRIVERS" "$(($(date +%s) - start))"

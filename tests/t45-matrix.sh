@@ -1,0 +1,32 @@
+#!/bin/bash
+# A small build matrix, so CI catches a breakage: the native bookworm
+# kernels (6.1, 6.12) on amd64 and arm64 (cross), every driver.  The full
+# matrix (chroots for trixie, sid, bullseye; cloud and rt flavours; armhf) is
+# `make matrix`, on demand.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+rc=0
+MATRIX_RESULTS=$tmp BQLKIT_BUILD=$tmp/build BQLKIT_BASES=$(dirname "$(base_dir x)") \
+	"$BQLKIT_TOP/scripts/matrix.sh" '^bookworm-(6\.1|6\.12)(-arm64)?$' >"$tmp/out" 2>&1 || rc=$?
+if [ ! -f "$tmp/matrix.json" ]; then
+	fail matrix-small-ran "no results/matrix.json (exit $rc): $(tail -1 "$tmp/out")"
+	exit 0
+fi
+check matrix-small-md test -s "$tmp/matrix.md"
+python3 - "$tmp/matrix.json" <<'EOF2'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for r in doc["rows"]:
+    for d, c in r["cells"].items():
+        name = f"matrix-{r['id']}-{d}"
+        if c["status"] == "ok":
+            print(f"PASS {name}")
+        elif c["status"] == "skip":
+            print(f"SKIP {name}: {c['detail']}")
+        else:
+            print(f"FAIL {name}: {c['detail']}")
+EOF2
+check matrix-small-exit-status test "$rc" -eq 0
