@@ -3,6 +3,8 @@
 #
 #   install-deps.sh build [PACKAGE...]   build + DKMS install
 #   install-deps.sh test                 build + the test suite (QEMU, busybox, ...)
+#   install-deps.sh bench                test + make bench (gnuplot, python3)
+#   install-deps.sh deb                  build + make deb (debhelper, dh-dkms)
 #
 # Only missing packages are installed; apt-get update runs at most once a
 # day (or when a package is unknown).  /etc/apt is never changed.
@@ -12,9 +14,21 @@ set -euo pipefail
 what=${1:-build}
 shift || true
 pkgs=(dkms quilt make gcc libc6-dev bc xz-utils kmod "$@")
-if [ "$what" = test ]; then
+if [ "$what" = test ] || [ "$what" = bench ]; then
 	pkgs+=(qemu-system-x86 busybox-static cpio iproute2 iputils-ping ethtool
-		sparse file)
+		sparse file coccinelle)
+	# t70 (XDP program), t61 (arm64 guest: QEMU, cross gcc for the module
+	# and the static guest tools, arm64 headers' kbuild from the host)
+	pkgs+=(clang llvm libbpf-dev qemu-system-arm gcc-aarch64-linux-gnu
+		libc6-dev-arm64-cross binutils linux-kbuild-6.1)
+fi
+if [ "$what" = test ] || [ "$what" = deb ]; then
+	# make deb; the test chroot (t90, t95): mmdebstrap, zstd
+	pkgs+=(debhelper dh-dkms dpkg-dev fakeroot)
+	[ "$what" = deb ] || pkgs+=(mmdebstrap zstd)
+fi
+if [ "$what" = bench ]; then
+	pkgs+=(gnuplot-nox python3)
 fi
 
 missing=()

@@ -3,14 +3,17 @@
  * bqlwatch: sample a device's BQL inflight/limit for one TX queue as fast as
  * the kernel answers, and print the largest values seen.
  *
- *   bqlwatch <ifname> <queue> <seconds>
+ *   bqlwatch <ifname> <queue> <seconds> [interval_us]
  *
  * Reads queues/tx-N/byte_queue_limits/{inflight,limit} from sysfs where the
  * kernel shows them, else the ethtool stats tx_queue_N_bql_{inflight,limit}
  * that the kit's veth adds.  Prints one line:
  *   BQLWATCH source=sysfs|ethtool|none reads=N nonzero=N max_inflight=N max_limit=N
+ *            sum_inflight=N last_limit=N
  * One read rarely finds the ring non-empty (the peer's NAPI drains it within
- * a poll); thousands of reads a second do.
+ * a poll); thousands of reads a second do.  Without interval_us it reads in
+ * a busy loop (one vCPU spent on it); with it, it sleeps that long between
+ * reads, so that a benchmark costs the same whether BQL data exist or not.
  */
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
@@ -115,16 +118,19 @@ int main(int argc, char **argv)
 {
 	char p_inflight[256], p_limit[256];
 	long inflight, limit, max_i = 0, max_l = 0, reads = 0, nonzero = 0;
+	long sum_i = 0, last_l = 0, interval_us = 0;
 	struct ethtool_src e;
 	const char *src;
 	double end;
 	int q;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: bqlwatch <ifname> <queue> <seconds>\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: bqlwatch <ifname> <queue> <seconds> [interval_us]\n");
 		return 2;
 	}
 	q = atoi(argv[2]);
+	if (argc == 5)
+		interval_us = atol(argv[4]);
 	end = now() + atof(argv[3]);
 	snprintf(p_inflight, sizeof(p_inflight),
 		 "/sys/class/net/%s/queues/tx-%d/byte_queue_limits/inflight", argv[1], q);
@@ -146,14 +152,23 @@ int main(int argc, char **argv)
 			break;
 		}
 		reads++;
+		sum_i += inflight > 0 ? inflight : 0;
+		last_l = limit;
 		if (inflight > 0)
 			nonzero++;
 		if (inflight > max_i)
 			max_i = inflight;
 		if (limit > max_l)
 			max_l = limit;
+		if (interval_us > 0)
+			usleep(interval_us);
 	}
-	printf("BQLWATCH source=%s reads=%ld nonzero=%ld max_inflight=%ld max_limit=%ld\n",
-	       src, reads, nonzero, max_i, max_l);
+	if (!strcmp(src, "none") && interval_us > 0) {
+		/* Same duration as a real watch, no CPU spent. */
+		while (now() < end)
+			usleep(100000);
+	}
+	printf("BQLWATCH source=%s reads=%ld nonzero=%ld max_inflight=%ld max_limit=%ld sum_inflight=%ld last_limit=%ld\n",
+	       src, reads, nonzero, max_i, max_l, sum_i, last_l);
 	return 0;
 }

@@ -19,3 +19,21 @@ cache_lock() {
 	exec {BQLKIT_LOCK_FD}>"$BQLKIT_CACHE/.lock"
 	flock "$BQLKIT_LOCK_FD"
 }
+
+# VM_ARCH: Debian architecture of the guest (amd64, arm64); scripts take --arch.
+VM_ARCH=${VM_ARCH:-amd64}
+
+# apt_download DIR PKG...: `apt-get download` PKG... into DIR for $VM_ARCH.
+# A foreign architecture goes through scripts/apt-private.sh (a private
+# APT config for this release's -security suite plus its base suite, under
+# $BQLKIT_CACHE/apt): /etc/apt and dpkg's architectures are never touched.
+apt_download() {
+	local dir=$1 suite
+	shift
+	if [[ $VM_ARCH == "$(dpkg --print-architecture)" ]]; then
+		(cd "$dir" && apt-get -q download "$@")
+	else
+		suite=$(. /etc/os-release && echo "$VERSION_CODENAME")-security
+		(cd "$dir" && "$VM_DIR/../../scripts/apt-private.sh" "$suite" --arch "$VM_ARCH" -- apt-get -q download "$@")
+	fi
+}

@@ -1,19 +1,31 @@
 #!/bin/bash
 # mkinitramfs.sh --kver KVER --scenario NAME --out FILE [--veth /path/to/veth.ko]
+#                [--arch ARCH] [--file SRC:DST]... [--module FILE]... [--intree NAME]...
 # Build a gzip'd newc initramfs that boots into guest/init and runs
 # guest/NAME.sh.  Without --veth the kernel's stock veth module is used.
+# --arch (Debian architecture, default amd64): for a foreign one the tools
+# come from that architecture's .debs (busybox-static, iproute2, ethtool,
+# iputils-ping and the libraries they need) and the guest C tools are
+# cross-compiled.  --file copies SRC to DST in the image (e.g. a BPF object).
+# --module stages another kit module (loaded after veth, under its modinfo
+# name, in-tree dependencies resolved); --intree stages the kernel's own
+# module NAME and its dependencies, loaded after the --module ones.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: mkinitramfs.sh --kver KVER --scenario NAME --out FILE [--veth FILE]"; }
-kver='' scenario='' out='' veth=''
+usage() { die "usage: mkinitramfs.sh --kver KVER --scenario NAME --out FILE [--veth FILE] [--arch ARCH] [--file SRC:DST]... [--module FILE]... [--intree NAME]..."; }
+kver='' scenario='' out='' veth='' extra=() kitmods=() intree=()
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--kver) need_arg "$1" "${2:-}"; kver=$2; shift 2 ;;
 	--scenario) need_arg "$1" "${2:-}"; scenario=$2; shift 2 ;;
 	--out) need_arg "$1" "${2:-}"; out=$2; shift 2 ;;
 	--veth) need_arg "$1" "${2:-}"; veth=$2; shift 2 ;;
+	--arch) need_arg "$1" "${2:-}"; VM_ARCH=$2; shift 2 ;;
+	--file) need_arg "$1" "${2:-}"; extra+=("$2"); shift 2 ;;
+	--module) need_arg "$1" "${2:-}"; kitmods+=("$2"); shift 2 ;;
+	--intree) need_arg "$1" "${2:-}"; intree+=("$2"); shift 2 ;;
 	*) usage ;;
 	esac
 done
@@ -26,17 +38,29 @@ BASE_MODULES=(sch_fq_codel sch_ingress cls_u32 act_gact)
 # Host binaries copied (with their ldd closure) and called by absolute path.
 HOST_TOOLS=(/usr/sbin/ip /usr/sbin/tc /usr/sbin/ethtool /usr/bin/ping)
 
-kdir=$("$VM_DIR/get-kernel.sh" "$kver")
+kdir=$("$VM_DIR/get-kernel.sh" --arch "$VM_ARCH" "$kver")
 moddir=$kdir/lib/modules/$kver
-mkdir -p "$BQLKIT_VM_BUILD/bin"
+foreign=''
+[[ $VM_ARCH == "$(dpkg --print-architecture)" ]] || foreign=1
+# Guest C tools: bin/ for the host architecture (as before), bin/ARCH/ else.
+bindir=$BQLKIT_VM_BUILD/bin${foreign:+/$VM_ARCH}
+cc=gcc
+if [[ -n $foreign ]]; then
+	case $VM_ARCH in
+	arm64) cc=aarch64-linux-gnu-gcc ;;
+	*) die "unsupported --arch $VM_ARCH (amd64, arm64)" ;;
+	esac
+	command -v "$cc" >/dev/null || die "$cc not found (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"
+fi
+mkdir -p "$bindir"
 root=$(mktemp -d "$BQLKIT_VM_BUILD/initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 
 # build_tool NAME: the static guest tool tests/vm/NAME.c, rebuilt when newer.
 build_tool() {
-	local bin=$BQLKIT_VM_BUILD/bin/$1 src=$VM_DIR/$1.c
+	local bin=$bindir/$1 src=$VM_DIR/$1.c
 	if [[ ! -x $bin || $src -nt $bin ]]; then
-		gcc -O2 -Wall -static -o "$bin.$$" "$src" || die "cannot build $1"
+		"$cc" -O2 -Wall -static -o "$bin.$$" "$src" || die "cannot build $1"
 		mv "$bin.$$" "$bin"
 	fi
 	echo "$bin"
@@ -48,6 +72,9 @@ install_busybox() {
 	! ldd "$bb" >/dev/null 2>&1 || die "$bb is not static (apt-get install busybox-static)"
 	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib/modules/bqlkit,etc,proc,sys,dev,run,tmp,var}
 	cp "$bb" "$root/bin/busybox"
+	# A foreign busybox cannot run here: its applets are the host's (same
+	# Debian package, so the same list).
+	[[ -z $foreign ]] || cp "$fdeb/bin/busybox" "$root/bin/busybox"
 	for applet in $("$bb" --list); do
 		[[ -e $root/bin/$applet ]] || ln -s busybox "$root/bin/$applet"
 	done
@@ -64,6 +91,73 @@ install_host_tools() {
 			[[ -e $root$lib ]] && continue
 			mkdir -p "$root$(dirname "$lib")"
 			cp -L "$lib" "$root$lib"
+		done
+	done
+}
+
+# Foreign architecture: extract ARCH's .debs (cached) under $fdeb.
+FOREIGN_DEBS=(busybox-static iproute2 ethtool iputils-ping)
+fdeb=$BQLKIT_CACHE/rootfs-$VM_ARCH
+# fetch_foreign PKG...: download and extract PKG... into $fdeb once each.
+fetch_foreign() {
+	local p f debs=$BQLKIT_CACHE/debs
+	mkdir -p "$debs" "$fdeb/.done"
+	for p in "$@"; do
+		[[ -e $fdeb/.done/$p ]] && continue
+		f=$(find "$debs" -maxdepth 1 -name "${p}_*_${VM_ARCH}.deb" | sort -V | tail -n1)
+		if [[ -z $f ]]; then
+			apt_download "$debs" "$p" >/dev/null || die "cannot download $p ($VM_ARCH)"
+			f=$(find "$debs" -maxdepth 1 -name "${p}_*_${VM_ARCH}.deb" | sort -V | tail -n1)
+		fi
+		dpkg-deb -x "$f" "$fdeb" || die "cannot extract $f"
+		touch "$fdeb/.done/$p"
+	done
+}
+
+# foreign_lib SONAME: the path (inside $fdeb) of a library, fetching its
+# package first: the package is the one holding SONAME on the host
+# (Debian names library packages the same on every architecture).
+foreign_lib() {
+	local d pkg
+	for d in lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu lib usr/lib; do
+		[[ -e $fdeb/$d/$1 ]] && { echo "/$d/$1"; return 0; }
+	done
+	pkg=$(dpkg -S "*/$1" 2>/dev/null | grep -v '^diversion' | head -1 | cut -d: -f1)
+	[[ -n $pkg ]] || die "no host package holds $1: cannot tell which $VM_ARCH package to get"
+	fetch_foreign "$pkg"
+	for d in lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu lib usr/lib; do
+		[[ -e $fdeb/$d/$1 ]] && { echo "/$d/$1"; return 0; }
+	done
+	die "$pkg ($VM_ARCH) has no $1"
+}
+
+# install_foreign_tools: HOST_TOOLS' ARCH builds and their library closure
+# (NEEDED entries and the ELF interpreter, read with readelf).
+install_foreign_tools() {
+	local tool src lib path todo=() seen=' '
+	fetch_foreign "${FOREIGN_DEBS[@]}"
+	for tool in "${HOST_TOOLS[@]}"; do
+		src=$(find "$fdeb"/{bin,sbin,usr/bin,usr/sbin} -maxdepth 1 -name "${tool##*/}" -type f 2>/dev/null | head -1)
+		[[ -n $src ]] || die "no $VM_ARCH ${tool##*/} in ${FOREIGN_DEBS[*]}"
+		cp "$src" "$root$tool"
+		todo+=("$src")
+	done
+	while [[ ${#todo[@]} -gt 0 ]]; do
+		src=${todo[0]}
+		todo=("${todo[@]:1}")
+		for lib in $(readelf -d "$src" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p') \
+			$(readelf -l "$src" | sed -n 's/.*interpreter: \(.*\)\]/\1/p'); do
+			[[ $seen == *" $lib "* ]] && continue
+			seen+="$lib "
+			path=$(foreign_lib "${lib##*/}")
+			mkdir -p "$root$(dirname "$path")"
+			cp -L "$fdeb$path" "$root$path"
+			# The interpreter is looked up by its absolute path.
+			if [[ $lib == /* && $lib != "$path" ]]; then
+				mkdir -p "$root$(dirname "$lib")"
+				cp -L "$fdeb$path" "$root$lib"
+			fi
+			todo+=("$fdeb$path")
 		done
 	done
 }
@@ -129,8 +223,9 @@ check_veth() {
 	[[ ${vermagic%% *} == "$kver" ]] || die "--veth $veth: built for '${vermagic%% *}', not $kver"
 }
 
+[[ -z $foreign ]] || fetch_foreign busybox-static
 install_busybox
-install_host_tools
+if [[ -n $foreign ]]; then install_foreign_tools; else install_host_tools; fi
 for tool in udpflood bqlwatch; do
 	cp "$(build_tool "$tool")" "$root/usr/bin/$tool"
 done
@@ -143,12 +238,23 @@ else
 	add_module veth
 fi
 describe_veth
+for f in "${kitmods[@]}"; do
+	[[ -f $f ]] || die "--module: no such file: $f"
+	[[ $(modinfo -F vermagic "$f" | cut -d' ' -f1) == "$kver" ]] || die "--module $f: not built for $kver"
+	add_module "$(modinfo -F name "$f")" "$f"
+done
+for m in "${intree[@]}"; do add_module "$m"; done
 mkdir -p "$root/bqlkit"
 install -m 0755 "$VM_DIR/guest/init" "$root/init"
 install -m 0644 "$VM_DIR/guest/lib.sh" "$root/bqlkit/lib.sh"
 install -m 0755 "$VM_DIR/guest/$scenario.sh" "$root/bqlkit/scenario.sh"
 echo "$scenario" >"$root/bqlkit/scenario.name"
 echo "$kver" >"$root/bqlkit/kver"
+for f in "${extra[@]}"; do
+	[[ $f == *:/* && -f ${f%%:*} ]] || die "--file $f: want SRC:/DST with an existing SRC"
+	mkdir -p "$root$(dirname "${f#*:}")"
+	cp "${f%%:*}" "$root${f#*:}"
+done
 
 mkdir -p "$(dirname "$out")"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$out.tmp"

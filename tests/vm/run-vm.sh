@@ -1,14 +1,15 @@
 #!/bin/bash
 # run-vm.sh --kver KVER --initrd FILE --log FILE [--append "cmdline"]
-#           [--timeout SECS] [--smp N] [--mem MB] [--quiet]
+#           [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet]
 # Boot the Debian kernel KVER with FILE under QEMU (TCG), copy the serial
 # console to stdout (unless --quiet) and to the log.  Fails if the VM timed
-# out or never printed BQLKIT-END.
+# out or never printed BQLKIT-END.  --arch: Debian architecture of the
+# kernel (amd64 by default; arm64 runs qemu-system-aarch64 -M virt).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: run-vm.sh --kver KVER --initrd FILE --log FILE [--append STR] [--timeout SECS] [--smp N] [--mem MB] [--quiet]"; }
+usage() { die "usage: run-vm.sh --kver KVER --initrd FILE --log FILE [--append STR] [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet]"; }
 kver='' initrd='' logf='' append='' tmo=240 smp=2 mem=1024 quiet=''
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -19,6 +20,7 @@ while [[ $# -gt 0 ]]; do
 	--timeout) need_arg "$1" "${2:-}"; tmo=$2; shift 2 ;;
 	--smp) need_arg "$1" "${2:-}"; smp=$2; shift 2 ;;
 	--mem) need_arg "$1" "${2:-}"; mem=$2; shift 2 ;;
+	--arch) need_arg "$1" "${2:-}"; VM_ARCH=$2; shift 2 ;;
 	--quiet) quiet=1; shift ;;
 	*) usage ;;
 	esac
@@ -26,21 +28,27 @@ done
 [[ -n $kver && -n $initrd && -n $logf ]] || usage
 [[ -f $initrd ]] || die "no such initrd: $initrd"
 
-kdir=$("$VM_DIR/get-kernel.sh" "$kver")
+kdir=$("$VM_DIR/get-kernel.sh" --arch "$VM_ARCH" "$kver")
 kernel=$kdir/boot/vmlinuz-$kver
 cmdline="panic=-1 quiet $append"
 
 # qemu_cmd: the QEMU command line for this kernel's architecture.
+console=ttyS0
 qemu_cmd() {
-	case $kver in
-	*-amd64)
+	case $VM_ARCH in
+	amd64)
 		echo qemu-system-x86_64 -accel tcg,thread=multi -cpu qemu64 -M q35 \
 			-smp "$smp" -m "$mem" -nographic -no-reboot -nic none \
 			-kernel "$kernel" -initrd "$initrd" ;;
-	*) die "unsupported kernel flavour: $kver (only *-amd64 so far)" ;;
+	arm64)
+		# cortex-a72: -cpu max emulates pointer authentication, slow in TCG.
+		echo qemu-system-aarch64 -accel tcg,thread=multi -cpu cortex-a72 -M virt \
+			-smp "$smp" -m "$mem" -nographic -no-reboot -nic none \
+			-kernel "$kernel" -initrd "$initrd" ;;
+	*) die "unsupported --arch $VM_ARCH (amd64, arm64)" ;;
 	esac
 }
-console=ttyS0
+[[ $VM_ARCH != arm64 ]] || console=ttyAMA0
 qemu=$(qemu_cmd)
 
 mkdir -p "$(dirname "$logf")"

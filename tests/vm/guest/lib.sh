@@ -74,10 +74,13 @@ slow_receiver() {
 	emit "slow filters=$1 secs=$(echo "$(uptime_s) $_t0" | awk '{printf "%.2f", $1 - $2}')"
 }
 
-# setup_pair [SLOW]: (re)create the veth pair between netns A and B.
+# setup_pair [SLOW]: (re)create the veth pair between netns A and B, with
+# $PAIR_QUEUES tx and rx queues on each end if set (default: veth's, 1).
 setup_pair() {
+	_qopt=${PAIR_QUEUES:+numtxqueues $PAIR_QUEUES numrxqueues $PAIR_QUEUES}
+	# shellcheck disable=SC2086 # $_qopt is a word list
 	ensure_netns A && ensure_netns B &&
-		ip link add vethA netns A type veth peer name vethB netns B &&
+		ip link add vethA $_qopt netns A type veth peer name vethB $_qopt netns B &&
 		ip -n A addr add "$ADDR_A/24" dev vethA &&
 		ip -n B addr add "$ADDR_B/24" dev vethB &&
 		ip -n A link set vethA up &&
@@ -118,16 +121,17 @@ bql_sample() {
 	done
 }
 
-# bql_watch LABEL SECS: sample tx-0's BQL inflight/limit as fast as the
-# kernel answers for SECS seconds (bqlwatch) and emit one bql line with the
-# largest values seen, the number of reads and how many saw inflight > 0.
-# A single read rarely finds the ring non-empty: the peer's NAPI drains it
-# within one poll.
+# bql_watch LABEL SECS [INTERVAL_US]: sample tx-0's BQL inflight/limit as
+# fast as the kernel answers (or every INTERVAL_US) for SECS seconds
+# (bqlwatch) and emit one bql line with the largest values seen, the number
+# of reads, how many saw inflight > 0, the sum of inflight over all reads
+# and the last limit.  A single read rarely finds the ring non-empty: the
+# peer's NAPI drains it within one poll.
 bql_watch() {
-	_w=$(in_ns A bqlwatch vethA 0 "$2")
+	_w=$(in_ns A bqlwatch vethA 0 "$2" ${3:+"$3"})
 	_src=$(echo "$_w" | sed -n 's/.*source=\([a-z]*\).*/\1/p')
 	if [ "$_src" = sysfs ] || [ "$_src" = ethtool ]; then
-		emit "bql label=$1 queue=tx-0 inflight=$(echo "$_w" | sed -n 's/.*max_inflight=\([0-9]*\).*/\1/p') limit=$(echo "$_w" | sed -n 's/.*max_limit=\([0-9]*\).*/\1/p') source=$_src $(echo "$_w" | grep -o 'reads=[0-9]* nonzero=[0-9]*')"
+		emit "bql label=$1 queue=tx-0 inflight=$(echo "$_w" | sed -n 's/.*max_inflight=\([0-9]*\).*/\1/p') limit=$(echo "$_w" | sed -n 's/.*max_limit=\([0-9]*\).*/\1/p') source=$_src $(echo "$_w" | grep -o 'reads=[0-9]* nonzero=[0-9]*') $(echo "$_w" | grep -o 'sum_inflight=[0-9]* last_limit=[0-9]*')"
 	else
 		emit "bql label=$1 queue=tx-0 inflight=NA limit=NA source=none"
 	fi

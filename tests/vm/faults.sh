@@ -1,0 +1,42 @@
+#!/bin/bash
+# faults.sh --kver KVER --veth FILE [--log FILE] [--append STR] [--timeout SECS] [--quiet]
+# Build an initramfs for the fault scenario (guest/faults.sh, with the
+# xdp_pass BPF object built here with clang), boot it and check the results.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
+
+usage() { die "usage: faults.sh --kver KVER --veth FILE [--log FILE] [--append STR] [--timeout SECS] [--quiet]"; }
+kver='' veth='' logf='' append='' run_args=(--timeout 480)
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--kver) need_arg "$1" "${2:-}"; kver=$2; shift 2 ;;
+	--veth) need_arg "$1" "${2:-}"; veth=$(realpath "$2"); shift 2 ;;
+	--log) need_arg "$1" "${2:-}"; logf=$2; shift 2 ;;
+	--append) append=${2:-}; shift 2 ;;
+	--timeout) need_arg "$1" "${2:-}"; run_args+=(--timeout "$2"); shift 2 ;;
+	--quiet) run_args+=(--quiet); shift ;;
+	*) usage ;;
+	esac
+done
+[[ -n $kver && -n $veth ]] || usage
+logf=${logf:-$BQLKIT_VM_BUILD/logs/faults-$kver-$(date +%Y%m%d-%H%M%S).log}
+
+# The XDP_PASS program (BPF bytecode: the same for every guest architecture).
+xdp=$BQLKIT_VM_BUILD/bin/xdp_pass.o
+mkdir -p "$(dirname "$xdp")"
+if [[ ! -s $xdp || $VM_DIR/xdp_pass.c -nt $xdp ]]; then
+	command -v clang >/dev/null || die "clang not found (apt-get install clang llvm libbpf-dev)"
+	clang -O2 -g -target bpf -I"/usr/include/$(gcc -dumpmachine)" \
+		-c "$VM_DIR/xdp_pass.c" -o "$xdp.$$" || die "cannot build xdp_pass.o (libbpf-dev?)"
+	mv "$xdp.$$" "$xdp"
+fi
+
+initrd=$(mktemp "$BQLKIT_VM_BUILD/initrd-faults-XXXXXX.cpio.gz")
+trap 'rm -f "$initrd"' EXIT
+"$VM_DIR/mkinitramfs.sh" --kver "$kver" --scenario faults --out "$initrd" \
+	--veth "$veth" --file "$xdp:/bqlkit/xdp_pass.o"
+vm_rc=0
+"$VM_DIR/run-vm.sh" --kver "$kver" --initrd "$initrd" --log "$logf" \
+	--append "$append" "${run_args[@]}" || vm_rc=$?
+"$VM_DIR/parse-results.sh" "$logf" && [[ $vm_rc -eq 0 ]]
