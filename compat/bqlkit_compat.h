@@ -46,9 +46,9 @@ static inline bool qdisc_txq_has_no_queue(const struct netdev_queue *txq)
 
 #ifdef NEED_PTR_RING_CHECK_PRODUCE
 /*
- * From the veth BQL series (net-next v7, 2026): with the producer lock
- * held, 0 when __ptr_ring_produce() would succeed, -ENOSPC when the ring is
- * full (or has no size).  Mirrors the test at the top of
+ * Upstream for v7.3, used by the veth BQL series: with the producer lock
+ * held, 0 when __ptr_ring_produce() would succeed, an error when the ring
+ * is full (or has no size).  Mirrors the test at the top of
  * __ptr_ring_produce().
  */
 static inline int __ptr_ring_check_produce(struct ptr_ring *r)

@@ -39,10 +39,10 @@ with open(os.path.join(out, "kernels")) as f:
         pf = os.path.join(out, kid + ".probes")
         if os.path.exists(pf):
             for pl in open(pf, errors="replace"):
-                if "backport detected" in pl or "MISSING" in pl:
+                if "backport detected" in pl or "MISSING" in pl or "removal backported" in pl:
                     name = pl.split()[0]
                     row["probe_disagreements"].append(
-                        {"probe": name, "verdict": re.sub(r"^.*?(backport detected|MISSING)", r"\1", pl.strip())})
+                        {"probe": name, "verdict": re.sub(r"^.*?(backport detected|MISSING|removal backported)", r"\1", pl.strip())})
         rows.append(row)
 
 doc = {"generated_seconds": seconds, "drivers": drivers, "rows": rows, "failed_cells": failed}

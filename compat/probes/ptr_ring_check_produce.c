@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * net-next API change: __ptr_ring_check_produce()
+ * 7.3 API change: __ptr_ring_check_produce()
  *
- * Added by the veth BQL series (v7, 2026, "veth: implement Byte Queue
- * Limits (BQL) for latency reduction" and its ptr_ring prerequisite); in no
- * released kernel yet.  It tests, under the producer lock, whether
- * __ptr_ring_produce() would succeed.  Where it is absent, compat supplies it.
+ * Split out of __ptr_ring_produce() upstream for v7.3 (present in Debian's
+ * 7.3.4 headers, absent from 7.2.13; the veth BQL series uses it).  It
+ * tests, under the producer lock, whether __ptr_ring_produce() would
+ * succeed.  Where it is absent, compat supplies it.
  *
- * bqlkit-probe: macro=NEED_PTR_RING_CHECK_PRODUCE when=absent since=none
+ * bqlkit-probe: macro=NEED_PTR_RING_CHECK_PRODUCE when=absent since=7.3
  */
 #include <linux/ptr_ring.h>
 
