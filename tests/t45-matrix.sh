@@ -9,7 +9,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 rc=0
-MATRIX_RESULTS=$tmp BQLKIT_BUILD=$tmp/build BQLKIT_BASES=$(dirname "$(base_dir x)") \
+# The imported bases, read before BQLKIT_BUILD is redirected below (bash
+# expands prefix assignments left to right, each seeing the previous ones).
+bases=$(dirname "$(base_dir x)")
+MATRIX_RESULTS=$tmp BQLKIT_BUILD=$tmp/build BQLKIT_BASES=$bases \
 	"$BQLKIT_TOP/scripts/matrix.sh" '^bookworm-(6\.1|6\.12)(-arm64)?$' >"$tmp/out" 2>&1 || rc=$?
 if [ ! -f "$tmp/matrix.json" ]; then
 	fail matrix-small-ran "no results/matrix.json (exit $rc): $(tail -1 "$tmp/out")"
