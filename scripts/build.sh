@@ -27,6 +27,14 @@ out=$BQLKIT_BUILD/$kver
 mkdir -p "$out"
 
 for drv in $drivers; do
+	# A driver the kernel does not enable (mvneta on x86, mana on armhf) is
+	# not built for it.
+	sym=$(sed -n 's/^KCONFIG=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
+	if [ -n "$sym" ] && [ -f "$kdir/include/config/auto.conf" ] &&
+		! grep -q "^$sym=[ym]" "$kdir/include/config/auto.conf"; then
+		note "$drv: $sym is not enabled in $kver: not built"
+		continue
+	fi
 	pdir=$BQLKIT_TOP/patches/$drv/$series
 	if [ ! -f "$pdir/series" ]; then
 		echo "bqlkit: $drv: no series for Linux $series (kernel $kver); the kit carries: $(cd "$BQLKIT_TOP/patches/$drv" && echo */ | tr -d /)" >&2
@@ -60,14 +68,23 @@ for drv in $drivers; do
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	(cd "$base" && tar -c --exclude=MANIFEST .) | tar -x -C "$tree"
-	if ! qout=$(cd "$tree" && QUILT_PATCHES=$pdir QUILT_PC=.pc \
+	if ! grep -qv '^#' "$pdir/series"; then
+		qout="(series $series of $drv is empty)"
+	elif ! qout=$(cd "$tree" && QUILT_PATCHES=$pdir QUILT_PC=.pc \
 		quilt --quiltrc "$BQLKIT_TOP/scripts/quiltrc" push -a 2>&1); then
 		failed=$(sed -n 's/^Applying patch \(.*\)/\1/p' <<<"$qout" | tail -1)
 		echo "$qout" >"$out/$drv-quilt.log"
-		die "$drv: patch ${failed:-?} of series $series does not apply to the imported Linux $bv source (log: $out/$drv-quilt.log); the series needs a refresh for this base, see docs/adding-a-base.md"
+		die "$drv: patch ${failed:-?} of series $series does not apply to the imported Linux $bv source (log: $out/$drv-quilt.log); import Debian's linux-source-$series, which the series is made for (make import SRC=/usr/src/linux-source-$series.tar.xz), or refresh the series for this source (docs/design.md, 'Adding a base series')"
 	fi
 	if grep -q 'offset\|fuzz' <<<"$qout"; then
 		note "$drv: series $series applies to Linux $bv with offsets; run 'make drift' and refresh it"
+	fi
+
+	# A driver may prove its base has what the kit would otherwise add.
+	audit=$(sed -n 's/^AUDIT=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
+	if [ -n "$audit" ] && ! aout=$(bash "$BQLKIT_TOP/$audit" "$tree" 2>&1); then
+		echo "$aout" >&2
+		die "$drv: the Linux $bv source lacks what $audit checks (above): this base needs a series in patches/$drv/$series/"
 	fi
 
 	# Compat probes, once per kernel.
@@ -80,9 +97,22 @@ for drv in $drivers; do
 	cp "$BQLKIT_TOP/drivers/$drv/Kbuild" "$mdir/"
 	MODULES=$(sed -n 's/^MODULES="\(.*\)"/\1/p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
 	FILES=$(sed -n 's/^FILES="\(.*\)"/\1/p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
+	# FILES: "SRC:DEST" pairs; SRC may be a glob (DEST is then a directory,
+	# ending in /); a leading '?' lets SRC match nothing.
 	for m in $FILES; do
-		mkdir -p "$mdir/$(dirname "${m#*:}")"
-		cp "$tree/${m%%:*}" "$mdir/${m#*:}"
+		src=${m%%:*} dst=${m#*:} opt=
+		[ "${src#\?}" = "$src" ] || { opt=1; src=${src#\?}; }
+		mapfile -t got < <(cd "$tree" && compgen -G "$src" || true)
+		if [ ${#got[@]} -eq 0 ]; then
+			[ -n "$opt" ] && continue
+			die "$drv: the patched Linux $bv source has no $src (drivers/$drv/driver.conf)"
+		fi
+		for f in "${got[@]}"; do
+			case $dst in
+			*/) mkdir -p "$mdir/$dst" && cp "$tree/$f" "$mdir/$dst" ;;
+			*) mkdir -p "$mdir/$(dirname "$dst")" && cp "$tree/$f" "$mdir/$dst" ;;
+			esac
+		done
 	done
 	cp "$BQLKIT_TOP/compat/bqlkit_info.c" "$mdir/"
 	{
@@ -97,6 +127,10 @@ for drv in $drivers; do
 		-j"$(nproc)" modules >"$out/$drv-build.log" 2>&1; then
 		grep -m1 -E 'error|Error' "$out/$drv-build.log" >&2 || tail -5 "$out/$drv-build.log" >&2
 		die "$drv failed to build for $kver (log: $out/$drv-build.log)"
+	fi
+	# Exported symbols must keep the in-tree CRCs (drivers/$drv/driver.conf ABI_MODULE).
+	if ! bash "$BQLKIT_TOP/scripts/check-abi.sh" "$kver" "$drv"; then
+		die "$drv: the module built for $kver breaks the in-tree ABI (see above); not installing it"
 	fi
 	for m in $MODULES; do
 		cp "$mdir/$m.ko" "$out/$m.ko"

@@ -5,9 +5,12 @@
 #
 # SOURCE is a linux-source-X.Y tarball (.tar.xz/.tar.gz/.tar.bz2/.tar), an
 # unpacked kernel tree, or a git tree (GIT_REV selects the commit, default
-# HEAD). The files land in build/bases/X.Y/ (BQLKIT_BASES overrides
-# build/bases) with a MANIFEST: upstream version, distro package version when
-# known, the source and its sha256, and the sha256 of every file imported.
+# HEAD).  A line of an import.list is a path, a glob (* ? [..], never
+# matching '/') or alternatives "A|B" (files may move between releases); each
+# line of a driver's list must match at least one file.  The files land in
+# build/bases/X.Y/ (BQLKIT_BASES overrides build/bases) with a MANIFEST:
+# upstream version, distro package version when known, the source and its
+# sha256, and the sha256 of every file imported.
 # The base is replaced as a whole or not at all.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +26,12 @@ lists=("$BQLKIT_TOP/scripts/import.list")
 for d in $BQLKIT_DRIVERS; do
 	lists+=("$BQLKIT_TOP/drivers/$d/import.list")
 done
-mapfile -t paths < <(grep -hv '^[[:space:]]*\(#\|$\)' "${lists[@]}" | sort -u)
+mapfile -t paths < <(grep -hv '^[[:space:]]*\(#\|$\)' "${lists[@]}" | tr '|' '\n' | sort -u)
+
+# expand_in DIR PATTERN: the files under DIR matching PATTERN (a path or glob).
+expand_in() {
+	(cd "$1" && compgen -G "$2" | while read -r f; do [ -f "$f" ] && echo "$f"; done) || true
+}
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-import.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
@@ -46,12 +54,12 @@ if [ -f "$src" ]; then
 	for p in "${paths[@]}"; do
 		pats+=("*/$p")
 	done
-	if ! "${dec[@]}" "$src" | tar -x -C "$stage/tree" --strip-components=1 \
-		--wildcards --no-wildcards-match-slash "${pats[@]}" 2>"$stage/tar.err"; then
-		# Missing members are reported per file below; a broken archive is not.
-		if grep -qv 'Not found in archive\|Exiting with failure status' "$stage/tar.err"; then
-			die "cannot read '$src': $(grep -v 'Not found in archive' "$stage/tar.err" | head -1) (re-download it: apt-get install --reinstall linux-source-X.Y)"
-		fi
+	"${dec[@]}" "$src" 2>"$stage/dec.err" | tar -x -C "$stage/tree" --strip-components=1 \
+		--wildcards --no-wildcards-match-slash "${pats[@]}" 2>"$stage/tar.err" || true
+	# A truncated or corrupted archive: the decompressor or tar says so.
+	# (Missing members are reported per file below.)
+	if [ -s "$stage/dec.err" ] || grep -qv 'Not found in archive\|Exiting with failure status' "$stage/tar.err"; then
+		die "cannot read '$src', it is truncated or corrupted: $(cat "$stage/dec.err" "$stage/tar.err" | grep -v 'Not found in archive' | head -1) (re-download it; Debian: apt-get install --reinstall linux-source-X.Y)"
 	fi
 elif [ -e "$src/.git" ] || [ "$(git -C "$src" rev-parse --is-bare-repository 2>/dev/null)" = true ]; then
 	kind=git
@@ -59,7 +67,16 @@ elif [ -e "$src/.git" ] || [ "$(git -C "$src" rev-parse --is-bare-repository 2>/
 	step "importing from git tree $src at $rev"
 	present=()
 	for p in "${paths[@]}"; do
-		git -C "$src" cat-file -e "$rev:$p" 2>/dev/null && present+=("$p")
+		case $p in
+		*[*?[]*)
+			# A glob: list its directory at $rev; '*' must not cross a '/'.
+			while read -r f; do
+				# shellcheck disable=SC2053 # $p is a glob on purpose
+				[[ $f == $p && ${f//[!\/]/} == "${p//[!\/]/}" ]] && present+=("$f")
+			done < <(git -C "$src" ls-tree -r --name-only "$rev" -- "$(dirname "$p")/" 2>/dev/null)
+			;;
+		*) git -C "$src" cat-file -e "$rev:$p" 2>/dev/null && present+=("$p") ;;
+		esac
 	done
 	[ ${#present[@]} -gt 0 ] || die "'$src' at $rev has none of the files the kit needs: not a kernel tree?"
 	git -C "$src" archive --format=tar "$rev" -- "${present[@]}" | tar -x -C "$stage/tree"
@@ -68,9 +85,10 @@ elif [ -d "$src" ]; then
 	kind=tree
 	step "importing from kernel tree $src"
 	for p in "${paths[@]}"; do
-		[ -f "$src/$p" ] || continue
-		mkdir -p "$stage/tree/$(dirname "$p")"
-		cp -p "$src/$p" "$stage/tree/$p"
+		while read -r f; do
+			mkdir -p "$stage/tree/$(dirname "$f")"
+			cp -p "$src/$f" "$stage/tree/$f"
+		done < <(expand_in "$src" "$p")
 	done
 else
 	die "'$src' is neither a tarball nor a directory"
@@ -82,8 +100,13 @@ series=$(series_of "$ver")
 
 missing=()
 for d in $BQLKIT_DRIVERS; do
-	while read -r p; do
-		[ -f "$stage/tree/$p" ] || missing+=("$d:$p")
+	while read -r line; do
+		found=
+		IFS='|' read -ra alts <<<"$line"
+		for p in "${alts[@]}"; do
+			[ -n "$(expand_in "$stage/tree" "$p")" ] && found=1
+		done
+		[ -n "$found" ] || missing+=("$d:$line")
 	done < <(grep -v '^[[:space:]]*\(#\|$\)' "$BQLKIT_TOP/drivers/$d/import.list")
 done
 [ ${#missing[@]} -eq 0 ] || die "source $ver ('$src') lacks ${missing[*]}: a truncated or foreign tree?"

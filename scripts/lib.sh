@@ -5,7 +5,7 @@ BQLKIT_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BQLKIT_BUILD=${BQLKIT_BUILD:-$BQLKIT_TOP/build}
 BQLKIT_CACHE=${BQLKIT_CACHE:-/var/cache/bqlkit}
 # Drivers the kit carries, in build order.
-BQLKIT_DRIVERS=${BQLKIT_DRIVERS:-veth}
+BQLKIT_DRIVERS=${BQLKIT_DRIVERS:-veth mana mvneta}
 
 die() {
 	echo "bqlkit: error: $*" >&2
@@ -35,8 +35,13 @@ kernel_version() {
 		v=$(awk '/LINUX_VERSION_MAJOR/ {a=$3} /LINUX_VERSION_PATCHLEVEL/ {b=$3}
 			/LINUX_VERSION_SUBLEVEL/ {c=$3} END {print a "." b "." c}' "$f")
 	elif [ -r "$kdir/Makefile" ]; then
-		v=$(awk -F' *= *' '$1=="VERSION" {a=$2} $1=="PATCHLEVEL" {b=$2}
-			$1=="SUBLEVEL" {c=$2} END {print a "." b "." c}' "$kdir/Makefile")
+		f=$kdir/Makefile
+		# Debian's arch headers only include the -common Makefile.
+		if ! grep -q '^VERSION *=' "$f"; then
+			f=$(sed -n 's/^include \(\/.*\/Makefile\)$/\1/p' "$f" | head -1)
+		fi
+		[ -r "$f" ] && v=$(awk -F' *= *' '$1=="VERSION" {a=$2} $1=="PATCHLEVEL" {b=$2}
+			$1=="SUBLEVEL" {c=$2} END {print a "." b "." c}' "$f")
 	fi
 	case ${v:-} in
 	[0-9]*.[0-9]*.[0-9]*) echo "$v" ;;

@@ -26,7 +26,9 @@ for k in "$k61" "$k612"; do
 	apt-cache madison "$pkg" | grep -q " $want " && pkg="$pkg=$want"
 	"$BQLKIT_TOP/scripts/install-deps.sh" test "$pkg"
 	tarball=/usr/src/linux-source-$series.tar.xz
-	if [ "$(manifest_get "$(base_dir "$series")" source_sha256)" != "$(sha256sum "$tarball" | cut -d' ' -f1)" ]; then
+	# Re-import when the source changed or the base lacks a driver's files.
+	if [ "$(manifest_get "$(base_dir "$series")" source_sha256)" != "$(sha256sum "$tarball" | cut -d' ' -f1)" ] ||
+		[ "$(manifest_get "$(base_dir "$series")" drivers)" != "$BQLKIT_DRIVERS" ]; then
 		"$BQLKIT_TOP/scripts/import-source.sh" "$tarball"
 	fi
 done

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+// Static audit of the kit's mana BQL backport (tests/t80-mana.sh).  Run on
+// the patched mana sources as one group (spatch --dir), it prints one
+// "FACT <name> <detail>" line per finding; the test asserts on them:
+//   sent              every netdev_tx_sent_queue() call (function:line)
+//   sent_guarded      a call under "if (!x)" with x a bool parameter of the
+//                     sending function (the XDP flag)
+//   sent_before_db    the charge comes before the TX doorbell on some path
+//   xdp_caller        a function passing true for that parameter (XDP send)
+//   stack_caller      a function passing false (the stack's send)
+//   xdp_tx_calls      what mana_xdp_tx() (XDP_TX and XDP_REDIRECT) calls
+//   completed         every netdev_tx_completed_queue() call
+//   completed_skip    the bytes it reports are summed under "if (!E)": E
+//   completed_order   the completion comes before smp_mb() and the
+//                     stopped check
+//   reset             netdev_tx_reset_queue() after napi_disable() (or
+//                     napi_disable_locked(), 6.18+)
+//   reset_conditional netdev_tx_reset_queue() inside an if (bad)
+//   rx_ring_in_loop   an RQ doorbell inside the CQE loop (bad)
+//   rx_ring_once      the RX poll rings the RQ doorbell after the CQE loop
+//                     under "if (E > 0)": E
+//   rx_ring_count     number of doorbell calls in the RX poll function
+//   rx_post_rings     mana_post_pkt_rxq() rings the doorbell (bad)
+//   rq_wqe_cnt_zero   mana_gd_wq_ring_doorbell() passes 0 as the WQE count
+
+@initialize:python@
+@@
+def fact(name, detail):
+    print("FACT %s %s" % (name, detail))
+
+// ---- TX charge ----
+@sent@
+identifier fn;
+expression q, n;
+position p;
+@@
+fn(...) {
+<+...
+netdev_tx_sent_queue@p(q, n);
+...+>
+}
+
+@script:python@
+fn << sent.fn;
+p << sent.p;
+@@
+fact("sent", "%s:%s" % (fn, p[0].line))
+
+@sent_guarded@
+identifier fn, x;
+expression q, n;
+position p;
+type T1, T2;
+identifier a, b;
+@@
+fn(T1 a, T2 b, bool x) {
+<+...
+if (!x)
+	netdev_tx_sent_queue@p(q, n);
+...+>
+}
+
+@script:python@
+fn << sent_guarded.fn;
+x << sent_guarded.x;
+p << sent_guarded.p;
+@@
+fact("sent_guarded", "%s:%s:%s" % (fn, p[0].line, x))
+
+@sent_before_db exists@
+identifier sent.fn;
+expression q, n, gc, sq;
+position p1;
+@@
+fn(...) {
+...
+netdev_tx_sent_queue@p1(q, n);
+...
+mana_gd_wq_ring_doorbell(gc, sq);
+...
+}
+
+@script:python@
+fn << sent.fn;
+p1 << sent_before_db.p1;
+@@
+fact("sent_before_db", "%s:%s" % (fn, p1[0].line))
+
+@xdp_caller@
+identifier sent_guarded.fn, w;
+expression e1, e2;
+position pc;
+@@
+w(...) {
+<+...
+fn@pc(e1, e2, true)
+...+>
+}
+
+@script:python@
+w << xdp_caller.w;
+@@
+fact("xdp_caller", w)
+
+@stack_caller@
+identifier sent_guarded.fn, w;
+expression e1, e2;
+position pc;
+@@
+w(...) {
+<+...
+fn@pc(e1, e2, false)
+...+>
+}
+
+@script:python@
+w << stack_caller.w;
+@@
+fact("stack_caller", w)
+
+// mana_xdp_tx() sends both XDP_TX and XDP_REDIRECT frames (other file:
+// the test matches the callee with xdp_caller).
+@xdp_tx_calls@
+identifier f;
+expression e1, e2;
+position pf;
+@@
+mana_xdp_tx(...) {
+<+...
+f@pf(e1, e2)
+...+>
+}
+
+@script:python@
+f << xdp_tx_calls.f;
+@@
+fact("xdp_tx_calls", f)
+
+// ---- TX completion ----
+@completed@
+identifier fc;
+expression q, pk, by;
+position p;
+@@
+fc(...) {
+<+...
+netdev_tx_completed_queue@p(q, pk, by);
+...+>
+}
+
+@script:python@
+fc << completed.fc;
+p << completed.p;
+@@
+fact("completed", "%s:%s" % (fc, p[0].line))
+
+@completed_skip@
+identifier completed.fc;
+identifier by;
+expression q, pk, E, E2;
+@@
+fc(...) {
+<+...
+if (!E) {
+	<+...
+	by += E2;
+	...+>
+}
+...+>
+netdev_tx_completed_queue(q, pk, by);
+...
+}
+
+@script:python@
+E << completed_skip.E;
+@@
+fact("completed_skip", E)
+
+@completed_order exists@
+identifier completed.fc;
+expression q, pk, by, t;
+position po;
+@@
+fc(...) {
+...
+netdev_tx_completed_queue@po(q, pk, by);
+...
+smp_mb();
+...
+netif_tx_queue_stopped(t)
+...
+}
+
+@script:python@
+fc << completed.fc;
+po << completed_order.po;
+@@
+fact("completed_order", fc)
+
+// ---- teardown ----
+@reset exists@
+identifier fd;
+expression nap, q;
+position p;
+@@
+fd(...) {
+...
+(
+napi_disable(nap);
+|
+napi_disable_locked(nap);
+)
+...
+netdev_tx_reset_queue@p(q);
+...
+}
+
+@script:python@
+fd << reset.fd;
+p << reset.p;
+@@
+fact("reset", "%s:%s" % (fd, p[0].line))
+
+@reset_conditional@
+expression c, q;
+position p;
+@@
+if (c) {
+<+...
+netdev_tx_reset_queue@p(q);
+...+>
+}
+
+@script:python@
+p << reset_conditional.p;
+@@
+fact("reset_conditional", p[0].line)
+
+// ---- RX doorbell batching ----
+@rxpoll@
+identifier fr;
+expression a, b, c;
+@@
+fr(...) {
+<+...
+mana_process_rx_cqe(a, b, c);
+...+>
+}
+
+@rx_ring_in_loop@
+identifier rxpoll.fr;
+expression gc, rq;
+position p;
+@@
+fr(...) {
+<+...
+for (...;...;...) {
+	<+...
+	mana_gd_wq_ring_doorbell@p(gc, rq);
+	...+>
+}
+...+>
+}
+
+@script:python@
+fr << rxpoll.fr;
+p << rx_ring_in_loop.p;
+@@
+fact("rx_ring_in_loop", "%s:%s" % (fr, p[0].line))
+
+@rx_ring_once exists@
+identifier rxpoll.fr;
+expression a, b, c, gc, rq, E;
+@@
+fr(...) {
+...
+for (...;...;...) {
+	<+...
+	mana_process_rx_cqe(a, b, c);
+	...+>
+}
+...
+if (E > 0) {
+	...
+	mana_gd_wq_ring_doorbell(gc, rq);
+	...
+}
+...
+}
+
+@script:python@
+fr << rxpoll.fr;
+E << rx_ring_once.E;
+@@
+fact("rx_ring_once", "%s:%s" % (fr, E))
+
+@rx_ring_calls@
+identifier rxpoll.fr;
+expression gc, rq;
+position p;
+@@
+fr(...) {
+<+...
+mana_gd_wq_ring_doorbell@p(gc, rq);
+...+>
+}
+
+@script:python@
+fr << rxpoll.fr;
+p << rx_ring_calls.p;
+@@
+fact("rx_ring_call", "%s:%s" % (fr, p[0].line))
+
+@rx_post_rings@
+expression q, r, i;
+position p;
+@@
+mana_post_pkt_rxq(...) {
+<+...
+(
+mana_gd_post_and_ring@p(q, r, i)
+|
+mana_gd_wq_ring_doorbell@p(q, r)
+)
+...+>
+}
+
+@script:python@
+p << rx_post_rings.p;
+@@
+fact("rx_post_rings", p[0].line)
+
+@rq_wqe_cnt_zero@
+expression gc, db, ty, id, tail;
+position p;
+@@
+mana_gd_wq_ring_doorbell(...) {
+<+...
+mana_gd_ring_doorbell@p(gc, db, ty, id, tail, 0);
+...+>
+}
+
+@script:python@
+p << rq_wqe_cnt_zero.p;
+@@
+fact("rq_wqe_cnt_zero", "mana_gd_wq_ring_doorbell:%s" % p[0].line)
