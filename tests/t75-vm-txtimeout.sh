@@ -2,7 +2,8 @@
 # TX-timeout safety net, per Debian kernel: a test build of the kit's veth
 # (BQLKIT_FAULT_INJECTION) loses BQL completions on request; the txq must
 # stall, the TX watchdog must log it and recover it, and BQL accounting must
-# come back to exactly 0 and keep working.
+# balance exactly (every dropped completion repaired or still in flight,
+# below the limit) and keep working.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
