@@ -10,34 +10,69 @@ export BQLKIT_CACHE ?= /var/cache/bqlkit
 KVER ?= $(shell $(TOP)/scripts/pick-kernel.sh --installed 2>/dev/null)
 # SRC: a kernel source to import (tarball, unpacked tree or git tree).
 SRC ?=
-DRIVERS ?= veth
+DRIVERS ?= veth mana
 
 .PHONY: all help build modules import probe probe-report drift install uninstall \
-	dkms-source dkms-build dkms-clean check check-quick deps clean distclean
+	dkms-source dkms-build dkms-clean deb check check-quick bench matrix export deps clean distclean
 
 all: build
 
 help:
 	@echo 'bqlkit targets:'
 	@echo '  make install        build + install for the running kernel (or the distro default'
-	@echo '                      kernel when the running one has no headers) with DKMS; installs'
-	@echo '                      what it needs (dkms, quilt, headers, linux-source-X.Y) with apt'
+	@echo '                      kernel when the running one has no headers) with DKMS, and for'
+	@echo '                      every other kernel with headers of a series the kit carries;'
+	@echo '                      KVER=<kver>: that kernel only.  Installs what it needs (dkms,'
+	@echo '                      quilt, headers, linux-source-X.Y) with apt, regenerates the'
+	@echo '                      initramfs where it holds veth/mana, says how to enroll the'
+	@echo '                      DKMS signing key when Secure Boot is on'
 	@echo '  make uninstall      remove the kit from DKMS (all kernels); the in-tree modules return'
-	@echo '  make check          the test suite (installs its dependencies; VM tests need ~5 min)'
-	@echo '  make check-quick    the suite without the VM and DKMS-install tests'
+	@echo '  make check          the test suite (installs its dependencies; VM tests need ~5 min;'
+	@echo '                      the Debian chroot tests t90/t95 ~12 min, the first run builds'
+	@echo '                      the chroot: ~750 MB download, ~700 MB in BQLKIT_CACHE)'
+	@echo '  make check-quick    the suite without the VM, chroot and DKMS-install tests'
+	@echo '                      (TESTS="t90 t95" runs a subset; BQLKIT_QUICK=1 is check-quick)'
+	@echo '  make deb            build/deb/bqlkit-dkms_VERSION_all.deb (debhelper + dh-dkms): the kit'
+	@echo '                      and the imported bases; install it with apt install ./<deb>'
+	@echo '                      DEB_VERSION=<ver> packages the kit as another version'
+	@echo '  make bench          stock vs kit veth under QEMU: RTT under load, pps, drops, BQL limit'
+	@echo '                      (~25 min for 2 kernels; not pass/fail) -> results/bench-KVER.json, bench.md, bench.png'
+	@echo '                      per boot: unslowed-receiver floods (sink pps), then slowed-receiver floods'
+	@echo '                      (RTT, DQL limit); the kit boot sets ethtool -C tx-usecs before each flood'
+	@echo '                      BENCH_RUNS=4 (VM boots per kernel and variant; medians over them)'
+	@echo '                      BENCH_KERNELS="<kver> ..." (default: the test kernels)  BENCH_SOCKETS=4'
+	@echo '                      BENCH_SLOW=500 (receiver slowdown: ingress u32 filters)  BENCH_SECS=5 (s per slowed flood)'
+	@echo '                      BENCH_TX_USECS=0,100,500 (kit tx-usecs of the slowed floods; 0 = per packet)'
+	@echo '                      BENCH_PAYLOADS=64,1472 (slowed, at tx-usecs 100 only, or the first setting)'
+	@echo '                      BENCH_SWEEP_PAYLOADS=64 (slowed, at every BENCH_TX_USECS setting; none = no sweep)'
+	@echo '                      BENCH_UNSLOWED_PAYLOADS=64 (none = skip)  BENCH_UNSLOWED_TX_USECS=0,100'
+	@echo '                      BENCH_UNSLOWED_SECS=4 (s per unslowed flood)'
+	@echo '                      BENCH_REPORT_ONLY=1 (redo json/md/png from results/*.log)'
+	@echo '  make matrix         every driver x every kernel of scripts/matrix.conf (bookworm incl.'
+	@echo '                      cloud/rt, arm64/armhf cross, trixie, trixie-backports 7.3, sid 7.2,'
+	@echo '                      bullseye 5.10 in cached chroots) -> results/matrix.md and .json;'
+	@echo '                      MATRIX_JOBS=2 cells at a time; MATRIX_FILTER=<regex of kernel ids>'
+	@echo '  make export BASE=X.Y [DRIVER=veth]  mail-formatted patches for git am on a tree of'
+	@echo '                      that base, compat folded in -> build/export/X.Y/<driver>/'
 	@echo '  make build          build for KVER into build/KVER/ (headers must be installed)'
 	@echo '  make import SRC=…   import driver sources from a kernel source into build/bases/X.Y'
 	@echo '  make probe          run the compat probes for KVER; make probe-report prints them'
 	@echo '                      next to what the version predicts ("backport detected")'
 	@echo '  make drift          apply every series to its imported base; fail on fuzz or offsets'
 	@echo '  make dkms-source    write the DKMS source tree to DESTDIR (default /usr/src/bqlkit-VERSION)'
-	@echo '  make dkms-build     (run by DKMS) build for KVER into out/'
+	@echo '  make dkms-build     (run by DKMS) build for KVER into out/; make dkms-clean removes it'
 	@echo '  make deps           install build dependencies with apt'
 	@echo '  make clean          remove build/ (imported bases are kept: make distclean drops them)'
+	@echo '  make modules        the same as make build; make all too'
 	@echo 'variables:'
 	@echo '  KVER=$(KVER)  KDIR=<headers dir, default /lib/modules/KVER/build>'
-	@echo '  SRC=<kernel source to import>  DRIVERS=$(DRIVERS)  STRICT=1 (source must match the kernel exactly)'
+	@echo '  SRC=<kernel source to import>  DRIVERS=$(DRIVERS)  STRICT=1 (refuse a source of another'
+	@echo '  sublevel than the kernel; another series is always refused)'
 	@echo '  BQLKIT_CACHE=$(BQLKIT_CACHE) (downloads: kernel images, chroots)'
+	@echo '  DESTDIR=<dir> (make dkms-source)  DEB_VERSION=<ver> (make deb)  GIT_REV=<rev> (import from git)'
+	@echo '  BQLKIT_NO_INITRAMFS=1 (install/uninstall: leave the initramfs alone)'
+	@echo '  BQLKIT_CHROOT_MAX_DAYS=14 (rebuild the test chroot when older)'
+	@echo '  BQLKIT_UPDATE_EXPECTED=1 (t90: rewrite tests/expected/*.txt from this run; review the diff)'
 
 build modules:
 	@test -n "$(KVER)" || { echo 'bqlkit: error: no kernel headers installed; give KVER= or run make install' >&2; exit 1; }
@@ -73,6 +108,9 @@ dkms-build:
 dkms-clean:
 	rm -rf $(TOP)/build $(TOP)/out
 
+deb:
+	$(if $(DEB_VERSION),DEB_VERSION="$(DEB_VERSION)") $(TOP)/scripts/make-deb.sh
+
 deps:
 	$(TOP)/scripts/install-deps.sh build
 
@@ -82,8 +120,23 @@ check:
 check-quick:
 	BQLKIT_QUICK=1 $(TOP)/tests/run.sh
 
+# Environment BENCH_* reaches scripts/bench.sh as is (make VAR=... exports it too).
+BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BENCH_SOCKETS BENCH_TX_USECS \
+	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS
+bench:
+	BENCH_COMMAND="$(strip make bench $(foreach v,$(BENCH_KNOBS),$(if $(filter command line,$(origin $(v))),$(v)=$($(v)))))" \
+		$(foreach v,$(BENCH_KNOBS) BENCH_REPORT_ONLY,$(if $($(v)),$(v)="$($(v))")) \
+		$(TOP)/scripts/bench.sh
+
 clean:
 	rm -rf $(filter-out $(TOP)/build/bases,$(wildcard $(TOP)/build/*)) $(TOP)/out
 
 distclean:
 	rm -rf $(TOP)/build $(TOP)/out
+
+matrix:
+	$(TOP)/scripts/matrix.sh $(or $(MATRIX_FILTER),.)
+
+export:
+	@test -n "$(BASE)" || { echo 'bqlkit: error: give BASE=<series>, e.g. make export BASE=6.1' >&2; exit 1; }
+	$(TOP)/scripts/export-series.sh $(BASE) $(DRIVER)

@@ -4,11 +4,17 @@
 #   install.sh [KVER]
 #
 # Without KVER: the running kernel, or the distro's default kernel when the
-# running one has no headers in the distro (say which).  Installs what it
-# needs with apt (dkms, quilt, the headers, the matching linux-source-X.Y),
-# imports the driver sources, builds once outside DKMS to fail early, then
-# adds, builds and installs the DKMS package.  On failure or interrupt
-# nothing of this run stays installed; running it twice is harmless.
+# running one has no headers in the distro (say which), and then every other
+# kernel whose headers are installed and whose series the kit carries (the
+# way a distro's -dkms package does).  With KVER: that kernel only.
+# Installs what it needs with apt (dkms, quilt, the headers, the matching
+# linux-source-X.Y), imports the driver sources, builds once outside DKMS to
+# fail early, then adds, builds and installs the DKMS package, regenerates
+# the initramfs where it holds a kit driver (scripts/initramfs.sh) and
+# checks module signing for Secure Boot (scripts/secure-boot.sh).
+# If the first kernel fails, or on interrupt, nothing of this run stays
+# installed; another kernel that fails is left without the kit and named.
+# Running it twice is harmless.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -16,10 +22,22 @@ set -euo pipefail
 exec 9>/run/lock/bqlkit-install.lock
 flock -n 9 || die "another bqlkit install is running (lock /run/lock/bqlkit-install.lock)"
 
+ver=$(cat "$BQLKIT_TOP/VERSION")
+src=/usr/src/bqlkit-$ver
+# The kit from the bqlkit-dkms package, or another version, owns the module names.
+if pkg=$(dpkg-query -S "$src" 2>/dev/null); then
+	die "${pkg%%:*} is installed and owns $src: upgrade it with apt, or 'apt-get purge ${pkg%%:*}' before 'make install'"
+fi
+otherv=$(dkms status bqlkit 2>/dev/null | sed -n 's|^bqlkit/\([^,:]*\)[,:].*|\1|p' | grep -vx "$ver" | sort -u | head -1 || true)
+[ -z "$otherv" ] ||
+	die "bqlkit/$otherv is in DKMS (another version of the kit): remove it first ('dkms remove bqlkit/$otherv --all', or 'apt-get purge bqlkit-dkms' if the package put it there)"
+
+all=
 if [ -n "${1:-}" ]; then
 	kver=$1
 	why="requested with KVER"
 else
+	all=yes
 	IFS=$'\t' read -r kver why < <("$BQLKIT_TOP/scripts/pick-kernel.sh")
 fi
 [ -n "$kver" ] || die "no kernel to build for"
@@ -39,28 +57,56 @@ series=$(series_of "$kv")
 [ -d "$BQLKIT_TOP/patches/veth/$series" ] ||
 	die "kernel $kver is Linux $series, which the kit does not support (it carries: $(cd "$BQLKIT_TOP/patches/veth" && echo */ | tr -d /))"
 
-# The source: the distro's linux-source-X.Y, the exact version if apt has it.
-tarball=/usr/src/linux-source-$series.tar.xz
-if [ ! -f "$tarball" ]; then
-	want=$(distro_version "$kdir")
-	pkg=linux-source-$series
-	if [ -n "$want" ] && apt-cache madison "$pkg" 2>/dev/null | grep -q " $want "; then
-		pkg="$pkg=$want"
+# ensure_base KDIR: the imported base of the kernel's series, from the
+# distro's linux-source-X.Y (the exact version if apt has it).  On failure
+# returns 1 with the reason in $no_base.
+ensure_base() {
+	local kdir=$1 series tarball want pkg
+	series=$(series_of "$(kernel_version "$kdir")")
+	tarball=/usr/src/linux-source-$series.tar.xz
+	if [ ! -f "$tarball" ]; then
+		want=$(distro_version "$kdir")
+		pkg=linux-source-$series
+		if [ -n "$want" ] && apt-cache madison "$pkg" 2>/dev/null | grep -q " $want "; then
+			pkg="$pkg=$want"
+		fi
+		if ! apt-cache show "${pkg%%=*}" >/dev/null 2>&1; then
+			no_base="no linux-source-$series in apt: import a Linux $series source yourself (make import SRC=...)"
+			[ -f "$(base_dir "$series")/MANIFEST" ]
+			return
+		fi
+		"$BQLKIT_TOP/scripts/install-deps.sh" build "$pkg" || { no_base="apt-get install $pkg failed"; return 1; }
 	fi
-	apt-cache show "${pkg%%=*}" >/dev/null 2>&1 ||
-		die "no linux-source-$series in apt: import a Linux $series source yourself (make import SRC=...)"
-	"$BQLKIT_TOP/scripts/install-deps.sh" build "$pkg"
-fi
-base=$(base_dir "$series")
-if [ "$(manifest_get "$base" source_sha256)" != "$(sha256sum "$tarball" | cut -d' ' -f1)" ]; then
-	"$BQLKIT_TOP/scripts/import-source.sh" "$tarball"
+	if [ "$(manifest_get "$(base_dir "$series")" source_sha256)" != "$(sha256sum "$tarball" | cut -d' ' -f1)" ]; then
+		"$BQLKIT_TOP/scripts/import-source.sh" "$tarball" || { no_base="cannot import $tarball (see above)"; return 1; }
+	fi
+}
+no_base=
+ensure_base "$kdir" || die "$no_base"
+
+# Without KVER: every other kernel with headers whose series the kit carries.
+carried=$(cd "$BQLKIT_TOP/patches/veth" && echo */ | tr -d /)
+others=
+if [ -n "$all" ]; then
+	for b in /lib/modules/*/build/Makefile; do
+		[ -f "$b" ] || continue
+		k=${b#/lib/modules/}
+		k=${k%/build/Makefile}
+		[ "$k" != "$kver" ] || continue
+		s=$(series_of "$(kernel_version "$(kdir_for "$k")" 2>/dev/null || echo unknown.0)")
+		if [ ! -d "$BQLKIT_TOP/patches/veth/$s" ]; then
+			note "skipping kernel $k: the kit has no base for Linux $s (it carries: $carried)"
+		elif ensure_base "$(kdir_for "$k")"; then
+			others="$others $k"
+		else
+			note "skipping kernel $k: $no_base"
+		fi
+	done
 fi
 
 # Build once outside DKMS: a failure here leaves the system untouched.
 "$BQLKIT_TOP/scripts/build.sh" "$kver"
 
-ver=$(cat "$BQLKIT_TOP/VERSION")
-src=/usr/src/bqlkit-$ver
 added=
 cleanup() {
 	rc=$?
@@ -68,6 +114,7 @@ cleanup() {
 		note "install failed or interrupted: removing bqlkit/$ver from DKMS again"
 		dkms remove "bqlkit/$ver" --all >/dev/null 2>&1 || true
 		rm -rf "$src"
+		[ -z "${done_k:-}" ] || "$BQLKIT_TOP/scripts/initramfs.sh" $done_k || true
 	fi
 	exit $rc
 }
@@ -85,8 +132,8 @@ if [ -n "$(dkms_status)" ]; then
 	else
 		step "replacing bqlkit/$ver in DKMS (its source changed)"
 		# Rebuilt below for these kernels too, not only for $kver.
-		others=$(dkms_status |
-			sed -n 's/^[^,]*, \([^,]*\),.*: installed.*/\1/p' | grep -vx "$kver" || true)
+		others="$others $(dkms_status |
+			sed -n 's/^[^,]*, \([^,]*\),.*: installed.*/\1/p' | grep -vx "$kver" || true)"
 		dkms remove "bqlkit/$ver" --all >/dev/null
 	fi
 fi
@@ -98,30 +145,74 @@ if [ -z "$(dkms_status)" ]; then
 fi
 rm -rf "$stage"
 
-if grep -q ': installed' <<<"$(dkms_status -k "$kver")"; then
-	note "bqlkit/$ver is already installed for $kver"
-else
-	step "dkms build + install bqlkit/$ver for $kver"
-	if ! dkms install "bqlkit/$ver" -k "$kver" >/tmp/bqlkit-dkms.log 2>&1; then
-		tail -5 /tmp/bqlkit-dkms.log >&2
-		# Leave the other kernels' installs alone; drop only this kernel's.
-		dkms remove "bqlkit/$ver" -k "$kver" >/dev/null 2>&1 || true
-		die "dkms install for $kver failed (log: /tmp/bqlkit-dkms.log)"
+# The other kernels: those above, and those installed before when the source changed.
+others=$(printf '%s\n' ${others:-} | grep -vx "$kver" | sort -uV | tr '\n' ' ' || true)
+n=$(($(wc -w <<<"$others") + 1))
+
+log=/var/log/bqlkit-dkms.log
+# dkms_install K I: build + install for kernel K (the I-th of $n); 0 when
+# installed, else the kernel is left without the kit.
+dkms_install() {
+	local k=$1 i=$2 rc=0
+	if grep -q ': installed' <<<"$(dkms_status -k "$k")"; then
+		note "bqlkit/$ver is already installed for $k"
+		return 0
 	fi
-fi
-added=
-for k in ${others:-}; do
-	if [ -f "$(kdir_for "$k")/Makefile" ] && dkms install "bqlkit/$ver" -k "$k" >/dev/null 2>&1; then
-		note "re-installed bqlkit/$ver for $k"
-	else
-		note "could not re-install bqlkit/$ver for $k: run 'make install KVER=$k'"
+	step "($i/$n) dkms build + install bqlkit/$ver for $k (about a minute)"
+	dkms install "bqlkit/$ver" -k "$k" >"$log.$k" 2>&1 || rc=$?
+	cat "$log.$k" >>"$log"
+	# The kit's own error line is in DKMS's make.log, not in its output.
+	cat "/var/lib/dkms/bqlkit/$ver/build/make.log" >>"$log.$k" 2>/dev/null || true
+	if [ $rc -ne 0 ]; then
+		# Only this kernel's build goes; other kernels' installs stay.
+		dkms remove "bqlkit/$ver" -k "$k" >/dev/null 2>&1 || true
+		if [ $rc -eq 77 ]; then
+			grep -m1 '^bqlkit: skipping' "$log.$k" >&2 || note "skipping kernel $k: DKMS says the kit does not build for it"
+			rm -f "$log.$k"
+			return 77
+		else
+			grep -m1 '^bqlkit: error:' "$log.$k" >&2 || tail -3 "$log.$k" >&2
+			note "dkms install for $k failed (log: $log.$k): fix the cause and run 'make install KVER=$k'"
+		fi
+		return 1
+	fi
+	rm -f "$log.$k"
+}
+
+: >"$log"
+dkms_install "$kver" 1 || die "dkms install for $kver failed (log: $log); the kit is not installed for $kver"
+done_k=$kver
+i=1 failed_k=
+for k in $others; do
+	i=$((i + 1))
+	if dkms_install "$k" "$i"; then
+		done_k="$done_k $k"
+	elif [ $? -ne 77 ]; then
+		failed_k="$failed_k $k"
 	fi
 done
 
-path=$(modinfo -k "$kver" -n veth 2>/dev/null || true)
-case $path in
-*/updates/dkms/*) ;;
-*) die "after install, modinfo -k $kver -n veth names '$path', not the kit's module: check 'depmod -a $kver'" ;;
-esac
-echo "bqlkit: installed for $kver: veth -> $path"
+# The initramfs first: a failure there must not undo the install.
+"$BQLKIT_TOP/scripts/initramfs.sh" $done_k || true
+# An unsigned module on a kernel that enforces signatures: undo, say why.
+if ! "$BQLKIT_TOP/scripts/secure-boot.sh" $done_k; then
+	[ -n "$added" ] || for k in $done_k; do dkms remove "bqlkit/$ver" -k "$k" >/dev/null 2>&1 || true; done
+	exit 1
+fi
+added=
+
+for k in $done_k; do
+	line=
+	# The modules DKMS built for this kernel (dkms.conf picks them per kernel).
+	for m in $(ls /var/lib/dkms/bqlkit/"$ver"/"$k"/*/module/ 2>/dev/null | sed 's/\.ko.*//' | sort -u); do
+		p=$(modinfo -k "$k" -n "$m" 2>/dev/null || true)
+		case $p in
+		*/updates/dkms/*) line="$line $m -> $p" ;;
+		"") ;;
+		*) die "after install, modinfo -k $k -n $m names '$p', not the kit's module: check 'depmod -a $k'" ;;
+		esac
+	done
+	echo "bqlkit: installed for $k:$line"
+done
 echo "bqlkit: load it with 'modprobe -r veth && modprobe veth' (or reboot into $kver)"
+[ -z "$failed_k" ] || die "the kit is installed for $done_k but not for$failed_k (see above)"

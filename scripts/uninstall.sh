@@ -1,20 +1,31 @@
 #!/bin/bash
-# Remove the kit from DKMS for every kernel, and its source from /usr/src.
-# The in-tree modules are what modinfo names afterwards.
+# Remove the kit from DKMS for every kernel, and its source from /usr/src;
+# regenerate the initramfs of the kernels whose image held a kit driver.
+# The in-tree modules are what modinfo names afterwards.  A kit installed
+# by the bqlkit-dkms package is left to apt (say so).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "removing kernel modules needs root: run 'sudo make uninstall'"
+exec 9>/run/lock/bqlkit-install.lock
+flock -n 9 || die "a bqlkit install is running (lock /run/lock/bqlkit-install.lock): wait for it, then run 'make uninstall' again"
 ver=$(cat "$BQLKIT_TOP/VERSION")
-if [ -d "/var/lib/dkms/bqlkit/$ver" ]; then
-	# DKMS needs the source's dkms.conf to remove; restore it if gone.
-	[ -f "/usr/src/bqlkit-$ver/dkms.conf" ] ||
-		"$BQLKIT_TOP/scripts/make-dkms-source.sh" "/usr/src/bqlkit-$ver" >/dev/null 2>&1 ||
-		cp -a "$BQLKIT_TOP" "/usr/src/bqlkit-$ver"
-	dkms remove "bqlkit/$ver" --all >/dev/null 2>&1 ||
-		die "dkms remove bqlkit/$ver --all failed: see 'dkms status'"
-	echo "bqlkit: removed bqlkit/$ver from DKMS"
-else
-	echo "bqlkit: bqlkit/$ver is not in DKMS"
-fi
-rm -rf "/usr/src/bqlkit-$ver"
+# Every version in DKMS (an older kit's too), except one a package owns.
+mapfile -t vers < <({ echo "$ver"; dkms status bqlkit 2>/dev/null | sed -n 's|^bqlkit/\([^,:]*\)[,:].*|\1|p'; } | sort -u)
+for v in "${vers[@]}"; do
+	if pkg=$(dpkg-query -S "/usr/src/bqlkit-$v" 2>/dev/null); then
+		note "bqlkit/$v was installed by the ${pkg%%:*} package: remove it with 'apt-get purge ${pkg%%:*}'"
+		continue
+	fi
+	if [ -d "/var/lib/dkms/bqlkit/$v" ]; then
+		# DKMS needs the source's dkms.conf to remove; restore it if gone.
+		[ -f "/usr/src/bqlkit-$v/dkms.conf" ] || [ "$v" != "$ver" ] ||
+			"$BQLKIT_TOP/scripts/make-dkms-source.sh" "/usr/src/bqlkit-$v" >/dev/null 2>&1 ||
+			cp -a "$BQLKIT_TOP" "/usr/src/bqlkit-$v"
+		"$BQLKIT_TOP/scripts/dkms-remove.sh" "$v"
+		echo "bqlkit: removed bqlkit/$v from DKMS"
+	elif [ "$v" = "$ver" ]; then
+		echo "bqlkit: bqlkit/$ver is not in DKMS"
+	fi
+	rm -rf "/usr/src/bqlkit-$v"
+done

@@ -42,3 +42,22 @@ expect_error() {
 test_kernels() {
 	cat "$TEST_KERNELS_FILE"
 }
+
+# has NAME PATTERN TEXT: PASS when TEXT has a line matching PATTERN (a grep
+# basic regex: + ( ) | are literal, so kernel versions need no escaping).
+has() {
+	if grep -q -- "$2" <<<"$3"; then
+		pass "$1"
+	else
+		fail "$1" "no '$2' in: $(tail -1 <<<"$3")"
+	fi
+}
+
+# lacks NAME PATTERN TEXT: PASS when no line of TEXT matches PATTERN.
+lacks() {
+	if grep -q -- "$2" <<<"$3"; then
+		fail "$1" "unexpected: $(grep -m1 -- "$2" <<<"$3")"
+	else
+		pass "$1"
+	fi
+}

@@ -1,0 +1,162 @@
+#!/bin/bash
+# The kit's life on a user's machine, played in a Debian bookworm chroot
+# (tests/chroot.sh) with the test kernels' images and headers installed:
+#   make install      -> DKMS builds + installs for both kernels, signed,
+#                        modinfo names the kit's module (depmod beats in-tree),
+#                        the initramfs holds the kit's veth
+#   a third kernel's headers (another 6.1 ABI) -> DKMS autoinstall builds it
+#   a 5.10 kernel's headers (no base in the kit) -> skipped (exit 77), one line
+#   make uninstall    -> the in-tree modules again, nothing of the kit left
+#   the bqlkit-dkms .deb: apt install, upgrade to a newer version, purge
+# Each command's output is compared, versions and paths normalized, with
+# tests/expected/t90-*.txt.  BQLKIT_QUICK=1 skips it all.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+. "$here/chroot.sh"
+
+if [ -n "${BQLKIT_QUICK:-}" ]; then
+	skip lifecycle "BQLKIT_QUICK=1 (no chroot)"
+	exit 0
+fi
+[ "$(id -u)" = 0 ] || { skip lifecycle "needs root (chroot)"; exit 0; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-t90.XXXXXX")
+R=$tmp/root
+trap 'chroot_down "$R" || true; rm -rf "$tmp"' EXIT
+t0=$(date +%s)
+lap() { echo "  [t90 $(($(date +%s) - t0)) s] $*" >&2; }
+
+ver=$(cat "$BQLKIT_TOP/VERSION")
+ver2=$ver.1
+K1=$(test_kernels | sed -n 1p)
+K2=$(test_kernels | sed -n 2p)
+
+# The debs first (on this machine; the chroot stands in for the user's).
+if ! out=$(make -s -C "$BQLKIT_TOP" deb 2>&1) || ! out2=$(make -s -C "$BQLKIT_TOP" deb DEB_VERSION="$ver2" 2>&1); then
+	fail make-deb "$(tail -1 <<<"${out2:-$out}")"
+	exit 0
+fi
+pass make-deb
+check make-deb-has-bases bash -c "dpkg-deb -c '$BQLKIT_BUILD/deb/bqlkit-dkms_${ver}_all.deb' | grep -q 'usr/src/bqlkit-$ver/bases/6.1/MANIFEST'"
+lap "debs built"
+
+if ! chroot_up "$R"; then
+	fail chroot "could not make or unpack the chroot (see stderr)"
+	exit 0
+fi
+pass chroot
+cp "$BQLKIT_BUILD/deb/bqlkit-dkms_${ver}_all.deb" "$BQLKIT_BUILD/deb/bqlkit-dkms_${ver2}_all.deb" "$R/root/"
+K3=$(cd "$R/root/debs" && ls linux-headers-6.1.0-*-amd64_*.deb | sed 's/^linux-headers-\([^_]*\)_.*/\1/' | head -1)
+K4=$(cd "$R/root/debs" && ls linux-headers-5.10.*-amd64_*.deb | sed 's/^linux-headers-\([^_]*\)_.*/\1/' | head -1)
+lap "chroot up: kernels $K1 $K2, later $K3 and $K4"
+
+# cr CMD: run a shell command in the chroot; output on stdout, 2>&1.
+cr() { chroot_run "$R" bash -c "$1" 2>&1; }
+norm() { normalize "$K1" "$K2" "$K3" "$K4"; }
+exp_out() { expect_output "$1" "$2" "$3" "$K1" "$K2" "$K3" "$K4"; }
+# Lines of apt/dpkg progress are not what we compare.
+quiet_apt() { grep -vE '^(Reading|Building|Preparing|Unpacking|Selecting|Setting up|Processing|\(Reading|Get:|Fetched|Need to get|After this|The following|  |Note, selecting|[0-9]+ upgraded|Removing|Purging|update-initramfs: Generating|W: |Download is performed)' || true; }
+kit_path() { cr "modinfo -k $1 -n $2" | tail -1; }
+# ko_sha FILE (in the chroot): sha256 of a module's content, uncompressed
+# (initramfs-tools decompresses 6.12's .ko.xz into the image).
+ko_sha='ko_sha() { case $1 in *.xz) xz -dc "$1" ;; *.zst) zstd -qdc "$1" ;; *) cat "$1" ;; esac | sha256sum | cut -d" " -f1; }'
+sha_in_initrd() { # KVER MODULE: sha256 of MODULE.ko* inside /boot/initrd.img-KVER
+	cr "$ko_sha; rm -rf /tmp/ird && unmkinitramfs /boot/initrd.img-$1 /tmp/ird && for f in \$(find /tmp/ird -name '$2.ko*'); do ko_sha \$f; done; rm -rf /tmp/ird"
+}
+sha_of() { cr "$ko_sha; ko_sha \$(ls $1 | head -1)"; } # sha_of GLOB (in the chroot)
+kernels_installed() { cr "dkms status bqlkit" | sed -n 's/^[^,]*, \([^,]*\),.*: installed.*/\1/p' | sort | tr '\n' ' '; }
+nothing_left() {
+	cr "ls -d /usr/src/bqlkit* /var/lib/dkms/bqlkit* /lib/modules/*/updates/dkms/veth.ko* /lib/modules/*/updates/dkms/mana.ko* 2>/dev/null; dkms status bqlkit" | grep . || true
+}
+
+# --- make install, as the README says ------------------------------------
+out=$(cr "cd /root/bqlkit && make install") && rc=0 || rc=$?
+lap "make install (rc $rc)"
+check install-exit-0 test "$rc" -eq 0
+exp_out install-output t90-make-install.txt "$out"
+exp_out install-dkms-status t90-dkms-status-installed.txt "$(cr 'dkms status')"
+for k in "$K1" "$K2"; do
+	n=$(series_of "$(kernel_version "$(kdir_for "$k")")")
+	for m in veth mana; do
+		p=$(kit_path "$k" "$m")
+		has "install-$n-modinfo-$m-kit" "/lib/modules/$k/updates/dkms/$m.ko" "$p"
+	done
+	check "install-$n-in-tree-still-there" bash -c "ls '$R/lib/modules/$k/kernel/drivers/net/veth.ko'* >/dev/null"
+	has "install-$n-signed-by-dkms-key" . "$(cr "modinfo -F signer /lib/modules/$k/updates/dkms/veth.ko*")"
+	kit_sha=$(sha_of "/lib/modules/$k/updates/dkms/veth.ko*")
+	check "install-$n-initramfs-has-kit-veth" test "$(sha_in_initrd "$k" veth)" = "$kit_sha"
+done
+has install-initramfs-said "initramfs of $K1 regenerated" "$out"
+lacks install-secure-boot-off-no-advice 'mokutil --import' "$out"
+out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install") && rc=0 || rc=$?
+check install-twice test "$rc" -eq 0
+has install-twice-says-so "already installed for $K1" "$out"
+lap "install checks"
+
+# --- a third kernel's headers: DKMS autoinstall builds the kit for it ----
+out=$(cr "apt-get install -y /root/debs/linux-headers-$K3*.deb /root/debs/linux-headers-${K3%-amd64}-common*.deb") && rc=0 || rc=$?
+lap "third kernel $K3 (rc $rc)"
+check third-kernel-apt-install test "$rc" -eq 0
+exp_out third-kernel-output t90-third-kernel.txt "$(quiet_apt <<<"$out")"
+has third-kernel-autoinstalled "/lib/modules/$K3/updates/dkms/veth.ko" "$(kit_path "$K3" veth)"
+check third-kernel-others-kept test "$(kernels_installed)" = "$(printf '%s\n' "$K1" "$K2" "$K3" | sort | tr '\n' ' ')"
+
+# --- a kernel series the kit has no base for: skipped, one line ----------
+out=$(cr "dpkg -i --force-depends /root/debs/linux-kbuild-5.10*.deb /root/debs/linux-headers-${K4%-amd64}-common*.deb /root/debs/linux-headers-$K4*.deb") || true
+lap "unsupported kernel $K4"
+exp_out unsupported-kernel-output t90-unsupported-kernel.txt "$(grep -iE 'bqlkit|dkms|skip|error' <<<"$out" | grep -v 'dependency problems\|depends on' || true)"
+check unsupported-kernel-one-line test "$(grep -c "bqlkit: skipping kernel $K4" <<<"$out")" -eq 1
+out=$(cr "dkms build bqlkit/$ver -k $K4") && rc=0 || rc=$?
+check unsupported-kernel-dkms-exit-77 test "$rc" -eq 77
+check unsupported-kernel-not-built bash -c "! ls '$R/lib/modules/$K4/updates/dkms/'*.ko* 2>/dev/null"
+check unsupported-kernel-others-kept test "$(kernels_installed)" = "$(printf '%s\n' "$K1" "$K2" "$K3" | sort | tr '\n' ' ')"
+# These headers' dependencies (gcc-10) are not in bookworm: take them out
+# before apt is used again; the third kernel too (fewer builds below).
+cr "dpkg --purge --force-depends linux-headers-$K4 linux-headers-${K4%-amd64}-common linux-kbuild-5.10 && apt-get purge -y -q linux-headers-$K3 linux-headers-${K3%-amd64}-common" >/dev/null || true
+
+# --- make uninstall --------------------------------------------------------
+out=$(cr "cd /root/bqlkit && make uninstall") && rc=0 || rc=$?
+lap "make uninstall (rc $rc)"
+check uninstall-exit-0 test "$rc" -eq 0
+exp_out uninstall-output t90-make-uninstall.txt "$out"
+lacks uninstall-nothing-left . "$(nothing_left)"
+for k in "$K1" "$K2"; do
+	n=$(series_of "$(kernel_version "$(kdir_for "$k")")")
+	has "uninstall-$n-modinfo-in-tree" "/lib/modules/$k/kernel/drivers/net/veth.ko" "$(kit_path "$k" veth)"
+	tree_sha=$(sha_of "/lib/modules/$k/kernel/drivers/net/veth.ko*")
+	check "uninstall-$n-initramfs-has-in-tree-veth" test "$(sha_in_initrd "$k" veth)" = "$tree_sha"
+done
+
+# --- the .deb: install, upgrade, purge ---------------------------------------
+out=$(cr "apt-get install -y /root/bqlkit-dkms_${ver}_all.deb") && rc=0 || rc=$?
+lap "apt install bqlkit-dkms $ver (rc $rc)"
+check deb-install test "$rc" -eq 0
+exp_out deb-install-output t90-deb-install.txt "$(quiet_apt <<<"$out")"
+for k in "$K1" "$K2"; do
+	n=$(series_of "$(kernel_version "$(kdir_for "$k")")")
+	has "deb-install-$n-modinfo-kit" "/lib/modules/$k/updates/dkms/veth.ko" "$(kit_path "$k" veth)"
+	check "deb-install-$n-version" test "$(cr "modinfo -k $k -F version veth" | tail -1)" = "$ver-bqlkit"
+done
+out=$(cr "cd /root/bqlkit && make install") && rc=0 || rc=$?
+check deb-then-make-install-fails test "$rc" -ne 0
+has deb-then-make-install-says-why 'bqlkit-dkms is installed and owns /usr/src/bqlkit-.*apt-get purge bqlkit-dkms' "$out"
+out=$(cr "apt-get install -y /root/bqlkit-dkms_${ver2}_all.deb") && rc=0 || rc=$?
+lap "apt upgrade to bqlkit-dkms $ver2 (rc $rc)"
+check deb-upgrade test "$rc" -eq 0
+exp_out deb-upgrade-output t90-deb-upgrade.txt "$(quiet_apt <<<"$out")"
+for k in "$K1" "$K2"; do
+	n=$(series_of "$(kernel_version "$(kdir_for "$k")")")
+	check "deb-upgrade-$n-version" test "$(cr "modinfo -k $k -F version veth" | tail -1)" = "$ver2-bqlkit"
+done
+lacks deb-upgrade-old-gone . "$(cd "$R" && find "usr/src/bqlkit-$ver" "var/lib/dkms/bqlkit/$ver" -maxdepth 3 2>/dev/null | head -3)"
+out=$(cr "apt-get purge -y bqlkit-dkms") && rc=0 || rc=$?
+lap "apt purge (rc $rc)"
+check deb-purge test "$rc" -eq 0
+exp_out deb-purge-output t90-deb-purge.txt "$(quiet_apt <<<"$out")"
+lacks deb-purge-nothing-left . "$(nothing_left)"
+for k in "$K1" "$K2"; do
+	n=$(series_of "$(kernel_version "$(kdir_for "$k")")")
+	has "deb-purge-$n-modinfo-in-tree" "/lib/modules/$k/kernel/drivers/net/veth.ko" "$(kit_path "$k" veth)"
+done
+lap "done"

@@ -1,0 +1,217 @@
+#!/bin/bash
+# Bad input: each case ends with one clear line naming the fix, a non-zero
+# exit, nothing half-installed and the in-tree module still named by modinfo.
+# Here (no side effects on this machine): no root, a kernel that does not
+# exist, a kernel without headers, a series with no base, a source of another
+# version or series, truncated and corrupted tarballs, an imported file
+# edited, a source the series does not apply to, Secure Boot advice.  In the
+# Debian chroot (tests/chroot.sh; not with BQLKIT_QUICK=1): a driver that
+# fails to build, SIGINT during the DKMS build and running again, running
+# twice, an unsigned module where signatures are enforced, a patch that fails
+# for one of two kernels, a kernel series with no base (real headers).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+. "$here/chroot.sh"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-t95.XXXXXX")
+R=$tmp/root
+trap 'chroot_down "$R" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+
+ver=$(cat "$BQLKIT_TOP/VERSION")
+K1=$(test_kernels | sed -n 1p)
+K2=$(test_kernels | sed -n 2p)
+base61=$(base_dir 6.1)
+base612=$(base_dir 6.12)
+# The state that must not change: DKMS, /usr/src, what modinfo names.
+state() {
+	dkms status bqlkit 2>/dev/null || true
+	ls -d /usr/src/bqlkit* /var/lib/dkms/bqlkit* 2>/dev/null || true
+	for k in $(test_kernels); do modinfo -k "$k" -n veth 2>/dev/null || true; done
+}
+before=$(state)
+
+# bad NAME PATTERN CMD...: CMD fails, saying PATTERN on one "bqlkit: error:" line.
+bad() {
+	local name=$1 pat=$2 out rc=0 n
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	n=$(grep -c '^bqlkit: error:' <<<"$out" || true)
+	if [ "$rc" -eq 0 ]; then
+		fail "$name" "succeeded, expected an error matching '$pat'"
+	elif ! grep '^bqlkit: error:' <<<"$out" | grep -q -- "$pat"; then
+		fail "$name" "exit $rc but no error line matching '$pat' in: $(grep -m1 '^bqlkit: error:' <<<"$out" || tail -1 <<<"$out")"
+	elif [ "$n" -ne 1 ]; then
+		fail "$name" "$n error lines, expected one"
+	else
+		pass "$name"
+	fi
+}
+
+# --- on this machine, nothing installed by any of these -------------------
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent "$@"; }
+bad not-root-install "needs root: run 'sudo make install'" nobody make -s -C "$BQLKIT_TOP" install
+bad not-root-uninstall "needs root: run 'sudo make uninstall'" nobody make -s -C "$BQLKIT_TOP" uninstall
+if [ "$(id -u)" = 0 ]; then
+	bad kver-does-not-exist "no headers installed and none in apt (linux-headers-9.9.9-99-amd64): give KVER= of a kernel with headers" \
+		make -s -C "$BQLKIT_TOP" install KVER=9.9.9-99-amd64
+else
+	skip kver-does-not-exist "needs root"
+fi
+# A kernel apt knows whose headers are not installed: make build names the
+# package (make install installs it with apt itself).
+nohdr=$(apt-cache search --names-only '^linux-headers-6\.1\.0-[0-9]+-amd64$' 2>/dev/null | awk '{print $1}' |
+	sed 's/^linux-headers-//' | while read -r k; do [ -e "/lib/modules/$k/build" ] || echo "$k"; done | head -1)
+if [ -n "$nohdr" ]; then
+	bad kver-no-headers "no kernel headers for $nohdr .*apt-get install linux-headers-$nohdr" \
+		make -s -C "$BQLKIT_TOP" build KVER="$nohdr"
+else
+	skip kver-no-headers "apt knows no 6.1 kernel without installed headers"
+fi
+# A kernel series with no base: headers that say Linux 5.10.
+mkdir -p "$tmp/k510/include/generated/uapi/linux"
+printf 'VERSION = 5\nPATCHLEVEL = 10\nSUBLEVEL = 0\n' >"$tmp/k510/Makefile"
+out=$(KDIR=$tmp/k510 BQLKIT_BUILD=$tmp/b "$BQLKIT_TOP/scripts/build.sh" 5.10.0-99-amd64 2>&1) && rc=0 || rc=$?
+check series-no-base-exit-77 test "$rc" -eq 77
+check series-no-base-one-line test "$(grep -c . <<<"$out")" -eq 1
+has series-no-base-says-why 'no series for Linux 5.10 (kernel 5.10.0-99-amd64); the kit carries: 6.1 6.12' "$out"
+
+# Sources of another version: same series, other sublevel (a note; STRICT=1
+# refuses), another series (refused), truncated or corrupted tarballs.
+mkdir -p "$tmp/tree"
+(cd "$base61" && tar -c --exclude=MANIFEST .) | tar -x -C "$tmp/tree"
+sed -i 's/^SUBLEVEL = .*/SUBLEVEL = 150/' "$tmp/tree/Makefile"
+BQLKIT_BASES=$tmp/bases-sub "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/tree" >/dev/null 2>&1
+bv=$(kernel_version "$(kdir_for "$K1")")
+bad source-other-sublevel-strict "imported source is Linux 6.1.150 but kernel $K1 is Linux $bv (STRICT=1): import the matching source" \
+	env STRICT=1 BQLKIT_BASES="$tmp/bases-sub" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
+out=$(BQLKIT_BASES=$tmp/bases-sub BQLKIT_BUILD=$tmp/b "$BQLKIT_TOP/scripts/build.sh" "$K1" veth 2>&1) && rc=0 || rc=$?
+check source-other-sublevel-builds test "$rc" -eq 0
+has source-other-sublevel-note "veth: building from Linux 6.1.150 source for kernel $K1" "$out"
+mkdir -p "$tmp/bases-series"
+cp -a "$base612" "$tmp/bases-series/6.1"
+bad source-other-series "holds Linux 6.12.[0-9]*, not 6.1: re-import it (make import SRC=" \
+	env BQLKIT_BASES="$tmp/bases-series" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
+tarball=/usr/src/linux-source-6.1.tar.xz
+mkdir -p "$tmp/bases-keep"
+cp -a "$base61" "$tmp/bases-keep/6.1"
+head -c 30000000 "$tarball" >"$tmp/linux-source-6.1.tar.xz"
+bad tarball-truncated "truncated or corrupted: .*apt-get install --reinstall linux-source" \
+	env BQLKIT_BASES="$tmp/bases-keep" "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/linux-source-6.1.tar.xz"
+cp "$tarball" "$tmp/linux-source-6.1.tar.xz"
+printf 'garbage!garbage!garbage!' | dd of="$tmp/linux-source-6.1.tar.xz" bs=1 seek=20000000 conv=notrunc status=none
+bad tarball-corrupted "truncated or corrupted: .*apt-get install --reinstall linux-source" \
+	env BQLKIT_BASES="$tmp/bases-keep" "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/linux-source-6.1.tar.xz"
+rm -f "$tmp/linux-source-6.1.tar.xz"
+check tarball-bad-base-kept diff -r "$base61" "$tmp/bases-keep/6.1"
+
+# A patch that no longer applies: an imported file edited (the manifest
+# catches it), and a source the series was not made for.
+veth_ok='if (unlikely(ptr_ring_produce(&rq->xdp_ring, skb))) {'
+veth_bad='if (unlikely(ptr_ring_produce(\&rq->xdp_ring, skb) != 0)) {'
+mkdir -p "$tmp/bases-edit"
+cp -a "$base61" "$tmp/bases-edit/6.1"
+sed -i "s/$veth_ok/$veth_bad/" "$tmp/bases-edit/6.1/drivers/net/veth.c"
+bad imported-file-edited "imported file changed since import .*veth.c.*: re-import the source (make import SRC=" \
+	env BQLKIT_BASES="$tmp/bases-edit" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
+rm -rf "$tmp/tree" && mkdir -p "$tmp/tree"
+(cd "$base61" && tar -c --exclude=MANIFEST .) | tar -x -C "$tmp/tree"
+sed -i "s/$veth_ok/$veth_bad/" "$tmp/tree/drivers/net/veth.c"
+BQLKIT_BASES=$tmp/bases-vendor "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/tree" >/dev/null 2>&1
+bad patch-does-not-apply "veth: patch 0001-.* of series 6.1 does not apply .*import Debian's linux-source-6.1" \
+	env BQLKIT_BASES="$tmp/bases-vendor" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
+
+# Secure Boot: the advice, and the refusal of an unsigned module (a fake
+# /lib/modules is not possible here: use the DKMS tree of t50's kind).
+out=$(BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=no "$BQLKIT_TOP/scripts/secure-boot.sh" 2>&1) && rc=0 || rc=$?
+check secure-boot-enroll-advice-exit-0 test "$rc" -eq 0
+has secure-boot-enroll-advice 'Secure Boot is on: .* mokutil --import /var/lib/dkms/mok.pub .*reboot' "$out"
+out=$(BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=yes "$BQLKIT_TOP/scripts/secure-boot.sh" 2>&1) || true
+lacks secure-boot-enrolled-no-advice 'mokutil --import' "$out"
+
+check host-state-unchanged test "$(state)" = "$before"
+for k in $(test_kernels); do
+	ls "/lib/modules/$k/kernel/drivers/net/veth.ko"* >/dev/null 2>&1 || continue # an image installed
+	has "host-modinfo-names-veth-$(series_of "$(kernel_version "$(kdir_for "$k")")")" "/lib/modules/$k/\(kernel/drivers/net\|updates/dkms\)/veth.ko" "$(modinfo -k "$k" -n veth 2>&1)"
+done
+
+# --- in the Debian chroot: the install itself going wrong -----------------
+if [ -n "${BQLKIT_QUICK:-}" ]; then
+	skip bad-input-chroot "BQLKIT_QUICK=1 (no chroot)"
+	exit 0
+fi
+[ "$(id -u)" = 0 ] || { skip bad-input-chroot "needs root (chroot)"; exit 0; }
+if ! chroot_up "$R"; then
+	fail chroot "could not make or unpack the chroot (see stderr)"
+	exit 0
+fi
+cr() { chroot_run "$R" bash -c "$1" 2>&1; }
+K4=$(cd "$R/root/debs" && ls linux-headers-5.10.*-amd64_*.deb | sed 's/^linux-headers-\([^_]*\)_.*/\1/' | head -1)
+kit=$R/root/bqlkit
+# clean NAME: nothing of the kit installed, the in-tree veth named.
+clean() {
+	local left
+	left=$(cr "ls -d /usr/src/bqlkit* /var/lib/dkms/bqlkit/* /lib/modules/*/updates/dkms/*.ko* 2>/dev/null; dkms status bqlkit" | grep . || true)
+	check "$1-nothing-left" test -z "$left"
+	has "$1-in-tree-named" "/lib/modules/$K1/kernel/drivers/net/veth.ko" "$(cr "modinfo -k $K1 -n veth")"
+}
+installed_for() { cr "dkms status bqlkit" | sed -n 's/^[^,]*, \([^,]*\),.*: installed.*/\1/p' | sort | tr '\n' ' '; }
+t0=$(date +%s)
+lap() { echo "  [t95 $(($(date +%s) - t0)) s] $*" >&2; }
+
+# A driver that fails to build: nothing installed.
+cp "$kit/drivers/mana/Kbuild" "$tmp/Kbuild.mana"
+echo 'ccflags-y += -DBQLKIT_TEST_BREAK -include /nonexistent/broken.h' >>"$kit/drivers/mana/Kbuild"
+bad driver-build-fails "mana failed to build for $K1 (log: " cr "cd /root/bqlkit && make install KVER=$K1"
+clean driver-build-fails
+cp "$tmp/Kbuild.mana" "$kit/drivers/mana/Kbuild"
+lap "driver build failure"
+
+# SIGINT while DKMS builds, then again: the second run installs.
+# (set -m: the job gets its own process group and, unlike a plain background
+# job of a script, does not ignore SIGINT.)
+out=$(cr "set -m; cd /root/bqlkit && { make install KVER=$K1 >/tmp/install.log 2>&1 & pid=\$!; }
+	for i in \$(seq 600); do grep -q 'dkms build + install' /tmp/install.log && break; sleep 0.5; done
+	sleep 3; kill -INT -- -\$pid; wait \$pid; echo rc=\$?; cat /tmp/install.log") || true
+has sigint-exit-130 '^rc=130$' "$out"
+has sigint-says-removing 'interrupted: removing bqlkit' "$out"
+clean sigint
+lap "SIGINT"
+
+# An unsigned module where the kernel enforces signatures: refused with the
+# enrollment advice, rolled back.
+cr "mkdir -p /etc/dkms/framework.conf.d && echo 'sign_file=/nonexistent/sign-file' >/etc/dkms/framework.conf.d/bqlkit-test-nosign.conf" >/dev/null
+bad unsigned-module-enforced "did not sign .*veth.ko.* mokutil --import /var/lib/dkms/mok.pub" \
+	cr "cd /root/bqlkit && BQLKIT_SIG_ENFORCE=1 BQLKIT_NO_INITRAMFS=1 make install KVER=$K1"
+clean unsigned-module-enforced
+cr "rm /etc/dkms/framework.conf.d/bqlkit-test-nosign.conf" >/dev/null
+lap "unsigned module"
+
+out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install KVER=$K1") && rc=0 || rc=$?
+check after-interrupt-install-again bash -c "[ $rc -eq 0 ] && [ '$(installed_for)' = '$K1 ' ]"
+out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install KVER=$K1") && rc=0 || rc=$?
+check install-twice-exit-0 test "$rc" -eq 0
+has install-twice-says-so "already installed for $K1" "$out"
+check install-twice-same-state test "$(installed_for)" = "$K1 "
+lap "install, twice"
+
+# A patch that fails for one kernel of two: that kernel named, the other installed.
+p=$(ls "$kit"/patches/veth/6.12/0001-*.patch)
+cp "$p" "$tmp/p612"
+sed -i 's/^-\t\tkfree_skb(ptr);$/-\t\tkfree_skb(ptr); \/* changed *\//' "$p"
+out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install") && rc=0 || rc=$?
+check one-kernel-fails-exit-nonzero test "$rc" -ne 0
+has one-kernel-fails-names-patch "veth: patch 0001-.* of series 6.12 does not apply" "$out"
+has one-kernel-fails-names-fix "bqlkit: error: the kit is installed for $K1 but not for $K2" "$out"
+check one-kernel-fails-other-installed test "$(installed_for)" = "$K1 "
+check one-kernel-fails-nothing-for-it bash -c "! ls '$R/lib/modules/$K2/updates/dkms/'*.ko* 2>/dev/null && ! ls -d '$R/var/lib/dkms/bqlkit/$ver/$K2' 2>/dev/null"
+cp "$tmp/p612" "$p"
+lap "one kernel fails"
+
+# Real headers of a series with no base (5.10): refused, nothing changed.
+cr "dpkg -i --force-depends /root/debs/linux-kbuild-5.10*.deb /root/debs/linux-headers-${K4%-amd64}-common*.deb /root/debs/linux-headers-$K4*.deb" >/dev/null || true
+bad series-no-base-install "kernel $K4 is Linux 5.10, which the kit does not support (it carries: 6.1 6.12" \
+	cr "cd /root/bqlkit && make install KVER=$K4"
+check series-no-base-install-others-kept test "$(installed_for)" = "$K1 "
+out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make uninstall") || true
+clean uninstall-after-bad-input
+lap "done"
