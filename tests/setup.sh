@@ -34,3 +34,18 @@ for k in "$k61" "$k612"; do
 done
 mkdir -p "$(dirname "$TEST_KERNELS_FILE")"
 printf '%s\n' "$k61" "$k612" >"$TEST_KERNELS_FILE"
+
+# The 7.x bases (sid 7.2, trixie-backports 7.3), so the drift, checkpatch
+# and audit tests cover their series too.  Best effort: without them those
+# tests skip and say why.
+for sp in sid:linux-source-7.2 trixie-backports:linux-source-7.3; do
+	if t=$("$BQLKIT_TOP/scripts/fetch-source.sh" "${sp%%:*}" "${sp#*:}" 2>/dev/null); then
+		series=${sp#*:linux-source-}
+		if [ "$(manifest_get "$(base_dir "$series")" source_sha256)" != "$(sha256sum "$t" | cut -d' ' -f1)" ] ||
+			[ "$(manifest_get "$(base_dir "$series")" drivers)" != "$BQLKIT_DRIVERS" ]; then
+			"$BQLKIT_TOP/scripts/import-source.sh" "$t" || note "could not import $t"
+		fi
+	else
+		note "could not fetch ${sp#*:} from ${sp%%:*}: its series' drift tests will skip"
+	fi
+done
