@@ -61,3 +61,17 @@ lacks() {
 		pass "$1"
 	fi
 }
+
+# vm_results PREFIX LOG: one PASS/FAIL/SKIP line per guest check in a VM
+# console log ("BQLKIT-RESULT <name> PASS|FAIL|SKIP <detail>"), named
+# PREFIX-<name>; a failure points at the log.
+vm_results() {
+	local prefix=$1 log=$2 name res detail
+	grep -o 'BQLKIT-RESULT .*' "$log" | while read -r _ name res detail; do
+		case $res in
+		PASS) pass "$prefix-$name" ;;
+		SKIP) skip "$prefix-$name" "$detail" ;;
+		*) fail "$prefix-$name" "$detail (log: $log)" ;;
+		esac
+	done
+}

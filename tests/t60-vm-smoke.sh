@@ -26,13 +26,7 @@ for k in $(test_kernels); do
 		continue
 	fi
 	# One line per guest check: BQLKIT-RESULT <name> PASS|FAIL|SKIP <detail>
-	grep -o 'BQLKIT-RESULT .*' "$log" | while read -r _ name res detail; do
-		case $res in
-		PASS) pass "vm-$series-$name" ;;
-		SKIP) skip "vm-$series-$name" "$detail" ;;
-		*) fail "vm-$series-$name" "$detail (log: $log)" ;;
-		esac
-	done
+	vm_results "vm-$series" "$log"
 	grep -o 'BQLKIT \(rtt\|bql label=load\).*' "$log" | sed "s/^/vm-$series: /" >&2 || true
 	[ "$rc" -eq 0 ] || [ "$(grep -c 'BQLKIT-RESULT .* FAIL' "$log")" -gt 0 ] ||
 		fail "vm-$series-harness" "smoke.sh exit $rc with no failed check (log: $log)"

@@ -44,13 +44,7 @@ if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
 	fail "vm-arm64-$s-run" "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)"
 	exit 0
 fi
-grep -o 'BQLKIT-RESULT .*' "$log" | while read -r _ name res detail; do
-	case $res in
-	PASS) pass "vm-arm64-$s-$name" ;;
-	SKIP) skip "vm-arm64-$s-$name" "$detail" ;;
-	*) fail "vm-arm64-$s-$name" "$detail (log: $log)" ;;
-	esac
-done
+vm_results "vm-arm64-$s" "$log"
 grep -q "BQLKIT boot kernel=$kver " "$log" ||
 	fail "vm-arm64-$s-kernel" "the guest did not run $kver (log: $log)"
 grep -o 'BQLKIT \(rtt\|bql label=load\).*' "$log" | sed "s/^/vm-arm64-$s: /" >&2 || true

@@ -39,10 +39,4 @@ if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
 	fail "vm-arm64-$s-mvneta-run" "the VM run did not complete (rc=$rc): $(tail -1 "$log.err") (log: $log)"
 	exit 0
 fi
-grep -o 'BQLKIT-RESULT .*' "$log" | while read -r _ name res detail; do
-	case $res in
-	PASS) pass "vm-arm64-$s-$name" ;;
-	SKIP) skip "vm-arm64-$s-$name" "$detail" ;;
-	*) fail "vm-arm64-$s-$name" "$detail (log: $log)" ;;
-	esac
-done
+vm_results "vm-arm64-$s" "$log"

@@ -43,13 +43,7 @@ for k in "${!pid[@]}"; do
 		continue
 	fi
 	# One line per guest check: BQLKIT-RESULT <name> PASS|FAIL|SKIP <detail>
-	grep -o 'BQLKIT-RESULT .*' "$log" | while read -r _ name res detail; do
-		case $res in
-		PASS) pass "vm-$s-$name" ;;
-		SKIP) skip "vm-$s-$name" "$detail" ;;
-		*) fail "vm-$s-$name" "$detail (log: $log)" ;;
-		esac
-	done
+	vm_results "vm-$s" "$log"
 	# A fault that never finished (VM crash, hang, timeout) hides nothing.
 	for f in ${FAULTS//,/ }; do
 		grep -q "BQLKIT-RESULT fault-$f-complete " "$log" ||

@@ -34,12 +34,6 @@ for k in $(test_kernels); do
 		fail "vm-$series-txtimeout-run" "the VM run did not complete (rc=$rc): $(tail -1 "$log.err") (log: $log)"
 		continue
 	fi
-	grep -o 'BQLKIT-RESULT .*' "$log" | while read -r _ name res detail; do
-		case $res in
-		PASS) pass "vm-$series-txtimeout-$name" ;;
-		SKIP) skip "vm-$series-txtimeout-$name" "$detail" ;;
-		*) fail "vm-$series-txtimeout-$name" "$detail (log: $log)" ;;
-		esac
-	done
+	vm_results "vm-$series-txtimeout" "$log"
 	grep -o 'BQLKIT dmesg.*' "$log" | sed "s/^/vm-$series: /" >&2 || true
 done

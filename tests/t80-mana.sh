@@ -209,13 +209,7 @@ for k in $(test_kernels); do
 		fail "vm-$t-run" "the VM run did not complete (log: $log)"
 		continue
 	fi
-	grep -o 'BQLKIT-RESULT .*' "$log" | while read -r _ name res detail; do
-		case $res in
-		PASS) pass "vm-$t-$name" ;;
-		SKIP) skip "vm-$t-$name" "$detail" ;;
-		*) fail "vm-$t-$name" "$detail (log: $log)" ;;
-		esac
-	done
+	vm_results "vm-$t" "$log"
 	[ ${#intree[@]} -gt 0 ] || continue
 
 	# Control: the same module with the compat header forced into every
