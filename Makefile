@@ -36,7 +36,7 @@ help:
 	@echo '                      and the imported bases; install it with apt install ./<deb>'
 	@echo '                      DEB_VERSION=<ver> packages the kit as another version'
 	@echo '  make bench          stock vs kit veth under QEMU: RTT under load, pps, drops, BQL limit'
-	@echo '                      (~25 min for 2 kernels; not pass/fail) -> results/bench-KVER.json, bench.md, bench.png'
+	@echo '                      (~20-25 min for 2 kernels; not pass/fail) -> results/bench-KVER.json, bench.md, bench.png'
 	@echo '                      per boot: unslowed-receiver floods (sink pps), then slowed-receiver floods'
 	@echo '                      (RTT, DQL limit); the kit boot sets ethtool -C tx-usecs before each flood'
 	@echo '                      BENCH_RUNS=4 (VM boots per kernel and variant; medians over them)'

@@ -1,0 +1,183 @@
+#!/bin/bash
+# bench.sh: stock vs kit veth benchmark under QEMU TCG (make bench).
+#
+# For each kernel the same VM (tests/vm/guest/bench.sh) is booted BENCH_RUNS
+# times with the kernel's stock veth.ko and BENCH_RUNS times with the kit's
+# (interleaved: stock,kit then kit,stock, ...).  One boot = one run of a
+# plan of UDP floods, each on a fresh veth pair while ping -i 0.02 samples
+# the RTT: first the unslowed-receiver floods (no ingress filters; for the
+# sink pps), then the idle RTT and the slowed-receiver floods (BENCH_SLOW
+# ingress filters).  The kit's boot sets ethtool -C tx-usecs before each
+# flood; the stock boot runs the same floods without that step.  The order
+# of the tx-usecs settings is reversed on even runs (both variants alike).
+# scripts/bench-report.py turns the console logs into
+# results/bench-<kver>.json, results/bench.md and results/bench.png.  Not
+# part of the test suite: nothing here passes or fails on the numbers.
+#
+# Environment (make bench passes these through):
+#   BENCH_KERNELS   kernels to bench (default: build/test-kernels, made by tests/setup.sh)
+#   BENCH_RUNS      VM boots per kernel and variant (4); medians are over runs
+#   BENCH_SLOW      receiver slowdown: number of ingress u32 filters (500)
+#   BENCH_PAYLOADS  slowed floods at the kit's default tx-usecs: UDP payload
+#                   sizes, comma separated (64,1472)
+#   BENCH_SECS      seconds per slowed flood (5)
+#   BENCH_SOCKETS   sender sockets (4)
+#   BENCH_TX_USECS  the kit's tx-usecs settings for the slowed floods (0,100,500;
+#                   ethtool -C on vethA: BQL completion coalescing, 0 = complete
+#                   per packet); BENCH_PAYLOADS run at 100 if listed, else at the
+#                   first setting
+#   BENCH_SWEEP_PAYLOADS  payloads slowed at every BENCH_TX_USECS setting (64)
+#   BENCH_UNSLOWED_PAYLOADS  payloads of the unslowed floods (64; none = skip)
+#   BENCH_UNSLOWED_TX_USECS  the kit's tx-usecs settings for them (0,100)
+#   BENCH_UNSLOWED_SECS      seconds per unslowed flood (4)
+#   BENCH_OUT       output directory (results/)
+#   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+RUNS=${BENCH_RUNS:-4}
+SLOW=${BENCH_SLOW:-500}
+PAYLOADS=${BENCH_PAYLOADS:-64,1472}
+SECS=${BENCH_SECS:-5}
+SOCKETS=${BENCH_SOCKETS:-4}
+TX_USECS=${BENCH_TX_USECS:-0,100,500}
+SWEEP_PAYLOADS=${BENCH_SWEEP_PAYLOADS:-64}
+UN_PAYLOADS=${BENCH_UNSLOWED_PAYLOADS:-64}
+UN_TX_USECS=${BENCH_UNSLOWED_TX_USECS:-0,100}
+UN_SECS=${BENCH_UNSLOWED_SECS:-4}
+OUT=${BENCH_OUT:-$BQLKIT_TOP/results}
+VM=$BQLKIT_TOP/tests/vm
+VM_BUILD=${BQLKIT_VM_BUILD:-$BQLKIT_CACHE/vm}
+TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
+[ "$SWEEP_PAYLOADS" != none ] || SWEEP_PAYLOADS=''
+[ "$UN_PAYLOADS" != none ] || UN_PAYLOADS=''
+
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive number, not '$RUNS'"
+[[ $SLOW =~ ^[0-9]+$ ]] || die "BENCH_SLOW must be a number, not '$SLOW'"
+[[ $SECS =~ ^[0-9]+$ && $SECS -ge 4 ]] || die "BENCH_SECS must be a number >= 4, not '$SECS'"
+[[ $UN_SECS =~ ^[0-9]+$ && $UN_SECS -ge 4 ]] || die "BENCH_UNSLOWED_SECS must be a number >= 4, not '$UN_SECS'"
+[[ $SOCKETS =~ ^[1-9][0-9]*$ ]] || die "BENCH_SOCKETS must be a positive number, not '$SOCKETS'"
+for v in TX_USECS:BENCH_TX_USECS UN_TX_USECS:BENCH_UNSLOWED_TX_USECS; do
+	name=${v%%:*} env=${v#*:}
+	val=${!name}
+	[[ $val =~ ^[0-9]+(,[0-9]+)*$ ]] || die "$env must be microseconds separated by commas, not '$val'"
+	for t in ${val//,/ }; do
+		[ "$t" -le 1000000 ] || die "$env: $t us is above veth's maximum (1000000)"
+	done
+done
+for v in PAYLOADS:BENCH_PAYLOADS SWEEP_PAYLOADS:BENCH_SWEEP_PAYLOADS UN_PAYLOADS:BENCH_UNSLOWED_PAYLOADS; do
+	name=${v%%:*} env=${v#*:}
+	val=${!name}
+	[ -n "$val" ] || [ "$env" != BENCH_PAYLOADS ] || die "BENCH_PAYLOADS must not be empty"
+	[ -z "$val" ] || [[ $val =~ ^[0-9]+(,[0-9]+)*$ ]] || die "$env must be sizes separated by commas, not '$val'"
+	for p in ${val//,/ }; do
+		if [ "$p" -lt 18 ] || [ "$p" -gt 1472 ]; then
+			die "$env: $p is not within 18..1472 (one unfragmented packet)"
+		fi
+	done
+done
+# The setting BENCH_PAYLOADS run at (the module's default if it is listed).
+MAIN_TX_USECS=${TX_USECS%%,*}
+[[ ,$TX_USECS, != *,100,* ]] || MAIN_TX_USECS=100
+
+# plan RUN: the guest's flood plan (KIND:TXUS:PAYLOAD:SECS,...), tx-usecs
+# order reversed on even runs so that drift within a boot hits all alike.
+plan() {
+	local rev=$(($1 % 2 == 0)) items=() p t ts
+	order() { if [ "$rev" = 1 ]; then tr ',' '\n' <<<"$1" | tac | paste -sd' '; else echo "${1//,/ }"; fi; }
+	if [ -n "$UN_PAYLOADS" ]; then
+		for p in ${UN_PAYLOADS//,/ }; do
+			for t in $(order "$UN_TX_USECS"); do items+=("u:$t:$p:$UN_SECS"); done
+		done
+	fi
+	for p in $(tr ',' '\n' <<<"$PAYLOADS${SWEEP_PAYLOADS:+,$SWEEP_PAYLOADS}" | sort -n -u); do
+		if [[ ,$SWEEP_PAYLOADS, == *,$p,* ]]; then ts=$(order "$TX_USECS"); else ts=$MAIN_TX_USECS; fi
+		for t in $ts; do items+=("s:$t:$p:$SECS"); done
+	done
+	(IFS=,; echo "${items[*]}")
+}
+PARAMS="slow=$SLOW payloads=$PAYLOADS secs=$SECS sockets=$SOCKETS runs=$RUNS tx_usecs=$TX_USECS main_tx_usecs=$MAIN_TX_USECS sweep_payloads=${SWEEP_PAYLOADS:-none} unslowed_payloads=${UN_PAYLOADS:-none} unslowed_tx_usecs=$UN_TX_USECS unslowed_secs=$UN_SECS"
+
+start=$SECONDS
+"$BQLKIT_TOP/scripts/install-deps.sh" bench
+if [ -z "${BENCH_KERNELS:-}" ]; then
+	[ -s "$TEST_KERNELS_FILE" ] || "$BQLKIT_TOP/tests/setup.sh"
+	BENCH_KERNELS=$(tr '\n' ' ' <"$TEST_KERNELS_FILE")
+fi
+read -r -a kernels <<<"$BENCH_KERNELS"
+[ ${#kernels[@]} -gt 0 ] || die "no kernels to bench (BENCH_KERNELS is empty)"
+mkdir -p "$OUT"
+
+report() {
+	python3 "$BQLKIT_TOP/scripts/bench-report.py" --out "$OUT" --runs "$RUNS" \
+		--wall "${BENCH_WALL:-$((SECONDS - start))}" --command "${BENCH_COMMAND:-make bench}" \
+		--params "$PARAMS" "${kernels[@]}"
+}
+if [ -n "${BENCH_REPORT_ONLY:-}" ]; then
+	BENCH_WALL=-1 # keep the wall time of the run that made the logs
+	report
+	exit 0
+fi
+
+# Per boot: ~15 s boot and idle pings, then per flood its seconds plus
+# ~8 s (pair setup, counters, samples), twice over for a slow host.
+nflood=$(plan 1 | tr ',' '\n' | wc -l)
+floodsecs=$(plan 1 | tr ',' '\n' | awk -F: '{ s += $4 } END { print s + 0 }')
+tmo=$((120 + (floodsecs + nflood * 8) * 2))
+append="bqlkit.slow=$SLOW bqlkit.sockets=$SOCKETS bqlkit.payloads=$PAYLOADS bqlkit.secs=$SECS bqlkit.main_tx_usecs=$MAIN_TX_USECS"
+mkdir -p "$VM_BUILD"
+tmpd=$(mktemp -d "$VM_BUILD/bench.XXXXXX")
+trap 'rm -rf "$tmpd"' EXIT
+
+failed=0
+for k in "${kernels[@]}"; do
+	step "$k: building the kit's veth.ko"
+	# build/ is shared: a concurrent build of the same kernel can make this
+	# one fail; try again before giving up.
+	for try in 1 2 3; do
+		BQLKIT_DRIVERS=veth "$BQLKIT_TOP/scripts/build.sh" "$k" >"$tmpd/build.log" 2>&1 && break
+		[ "$try" -lt 3 ] ||
+			{ tail -5 "$tmpd/build.log" >&2; die "$k: scripts/build.sh failed (headers installed? tests/setup.sh installs the test kernels)"; }
+		note "$k: scripts/build.sh failed (try $try/3): $(tail -1 "$tmpd/build.log"); again in 20 s"
+		sleep 20
+	done
+	# Our own copy: build/ is shared, another build must not change it mid-run.
+	ko=$tmpd/veth-$k.ko
+	cp "$BQLKIT_BUILD/$k/veth.ko" "$ko"
+	series=$(series_of "$(kernel_version "$(kdir_for "$k")")")
+	{
+		echo "git=$(git -C "$BQLKIT_TOP" describe --always --dirty 2>/dev/null || echo NA)"
+		for f in version srcversion bqlkit vermagic; do echo "$f=$(modinfo -F "$f" "$ko" | head -1)"; done
+		echo "sha256=$(sha256sum "$ko" | cut -d' ' -f1)"
+		echo "series=$(grep -v '^#' "$BQLKIT_TOP/patches/veth/$series/series" 2>/dev/null | tr '\n' ' ')"
+		# Kernel facts that change the results but are no kit API.
+		[ ! -x "$BQLKIT_TOP/scripts/kernel-facts.sh" ] ||
+			"$BQLKIT_TOP/scripts/kernel-facts.sh" "$(kdir_for "$k")" 2>/dev/null | sed 's/^/kernel_/'
+	} >"$tmpd/kit.info"
+	"$VM/get-kernel.sh" "$k" >/dev/null
+	"$VM/mkinitramfs.sh" --kver "$k" --scenario bench --out "$tmpd/stock.cpio.gz" 2>"$tmpd/mk.log" ||
+		{ cat "$tmpd/mk.log" >&2; die "$k: mkinitramfs (stock) failed"; }
+	"$VM/mkinitramfs.sh" --kver "$k" --scenario bench --out "$tmpd/kit.cpio.gz" --veth "$ko" 2>"$tmpd/mk.log" ||
+		{ cat "$tmpd/mk.log" >&2; die "$k: mkinitramfs (kit) failed"; }
+	rm -f "$OUT/bench-$k-"*.log
+	cp "$tmpd/kit.info" "$OUT/bench-$k-info.log"
+	for r in $(seq 1 "$RUNS"); do
+		# Alternate the order so that drift on a shared host hits both alike.
+		if [ $((r % 2)) -eq 1 ]; then order="stock kit"; else order="kit stock"; fi
+		for v in $order; do
+			logf=$OUT/bench-$k-$v-$r.log
+			step "$k: run $r/$RUNS $v"
+			load0=$(cut -d' ' -f1 /proc/loadavg)
+			if ! "$VM/run-vm.sh" --kver "$k" --initrd "$tmpd/$v.cpio.gz" --log "$logf" \
+				--append "$append bqlkit.plan=$(plan "$r")" --timeout "$tmo" --quiet 2>"$tmpd/run.err"; then
+				note "$k $v run $r failed: $(tail -1 "$tmpd/run.err") (kept out of the medians)"
+				failed=$((failed + 1))
+			fi
+			# Host load (1-min average) around the run: TCG numbers depend on it.
+			echo "BQLKIT host loadavg_before=$load0 loadavg_after=$(cut -d' ' -f1 /proc/loadavg) cpus=$(nproc)" >>"$logf"
+		done
+	done
+done
+step "writing the report"
+report
+note "bench: $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s, $failed failed run(s); see $OUT/bench.md"
