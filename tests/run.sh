@@ -19,10 +19,16 @@ for t in "$here"/t*.sh; do
 	fi
 	step "$name"
 	start=$(date +%s)
-	bash "$t" >"$log/$name.out" 2>"$log/$name.err" || true
+	trc=0
+	bash "$t" >"$log/$name.out" 2>"$log/$name.err" || trc=$?
 	grep -E '^(PASS|FAIL|SKIP) ' "$log/$name.out" | sed "s/^/  /" || true
 	p=$(grep -c '^PASS ' "$log/$name.out" || true)
 	f=$(grep -c '^FAIL ' "$log/$name.out" || true)
+	# A test file that dies part-way hides the checks it never ran.
+	if [ "$trc" -ne 0 ]; then
+		echo "  FAIL $name: the test script exited with status $trc (stderr: $(tail -1 "$log/$name.err"))"
+		f=$((f + 1))
+	fi
 	s=$(grep -c '^SKIP ' "$log/$name.out" || true)
 	if [ $((p + f + s)) -eq 0 ]; then
 		echo "  FAIL $name: reported nothing (stderr: $(tail -1 "$log/$name.err"))"

@@ -47,8 +47,8 @@ if ! chroot_up "$R"; then
 fi
 pass chroot
 cp "$BQLKIT_BUILD/deb/bqlkit-dkms_${ver}_all.deb" "$BQLKIT_BUILD/deb/bqlkit-dkms_${ver2}_all.deb" "$R/root/"
-K3=$(cd "$R/root/debs" && ls linux-headers-6.1.0-*-amd64_*.deb | sed 's/^linux-headers-\([^_]*\)_.*/\1/' | head -1)
-K4=$(cd "$R/root/debs" && ls linux-headers-5.10.*-amd64_*.deb | sed 's/^linux-headers-\([^_]*\)_.*/\1/' | head -1)
+K3=$(cd "$R/root/debs" && ls linux-headers-6.1.0-*-amd64_*.deb | sed 's/^linux-headers-\([^_]*\)_.*/\1/' | sed -n 1p)
+K4=$(cd "$R/root/debs" && ls linux-headers-5.10.*-amd64_*.deb | sed 's/^linux-headers-\([^_]*\)_.*/\1/' | sed -n 1p)
 lap "chroot up: kernels $K1 $K2, later $K3 and $K4"
 
 # cr CMD: run a shell command in the chroot; output on stdout, 2>&1.

@@ -60,7 +60,7 @@ fi
 # A kernel apt knows whose headers are not installed: make build names the
 # package (make install installs it with apt itself).
 nohdr=$(apt-cache search --names-only '^linux-headers-6\.1\.0-[0-9]+-amd64$' 2>/dev/null | awk '{print $1}' |
-	sed 's/^linux-headers-//' | while read -r k; do [ -e "/lib/modules/$k/build" ] || echo "$k"; done | head -1)
+	sed 's/^linux-headers-//' | while read -r k; do [ -e "/lib/modules/$k/build" ] || echo "$k"; done | sed -n 1p)
 if [ -n "$nohdr" ]; then
 	bad kver-no-headers "no kernel headers for $nohdr .*apt-get install linux-headers-$nohdr" \
 		make -s -C "$BQLKIT_TOP" build KVER="$nohdr"
@@ -145,7 +145,7 @@ if ! chroot_up "$R"; then
 	exit 0
 fi
 cr() { chroot_run "$R" bash -c "$1" 2>&1; }
-K4=$(cd "$R/root/debs" && ls linux-headers-5.10.*-amd64_*.deb | sed 's/^linux-headers-\([^_]*\)_.*/\1/' | head -1)
+K4=$(cd "$R/root/debs" && ls linux-headers-5.10.*-amd64_*.deb | sed 's/^linux-headers-\([^_]*\)_.*/\1/' | sed -n 1p)
 kit=$R/root/bqlkit
 # clean NAME: nothing of the kit installed, the in-tree veth named.
 clean() {
