@@ -217,3 +217,19 @@ dmesg_check() {
 	echo "$_bad" | head -n 40 | sed 's/^/BQLKIT dmesg /'
 	return 1
 }
+
+# module_status NAME: ok|fail, how /init's insmod of NAME went.
+module_status() { sed -n "s/^$1 //p" "$BQLKIT_RUN/modules.status"; }
+
+# kit_module_loaded NAME: results NAME_insmod (the kit's NAME.ko went in)
+# and NAME_is_kit (the loaded NAME reports the kit's version).
+kit_module_loaded() {
+	_m=$1
+	check "${_m}_insmod" "the kit's $_m.ko inserted" [ "$(module_status "$_m")" = ok ]
+	_ver=$(cat "/sys/module/$_m/version" 2>/dev/null)
+	emit "module name=$_m version=${_ver:-none} srcversion=$(cat "/sys/module/$_m/srcversion" 2>/dev/null)"
+	case $_ver in
+	*-bqlkit) result "${_m}_is_kit" PASS "version=$_ver" ;;
+	*) result "${_m}_is_kit" FAIL "version=${_ver:-none}: not the kit's module" ;;
+	esac
+}

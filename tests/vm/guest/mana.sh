@@ -6,17 +6,9 @@
 # kit's module kept the in-tree ABI.  Then both unload and dmesg is clean.
 . /bqlkit/lib.sh
 
-status() { sed -n "s/^$1 //p" "$BQLKIT_RUN/modules.status"; }
-
-check mana_insmod "the kit's mana.ko inserted" [ "$(status mana)" = ok ]
-ver=$(cat /sys/module/mana/version 2>/dev/null)
-emit "module name=mana version=${ver:-none} srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"
-case $ver in
-*-bqlkit) result mana_is_kit PASS "version=$ver" ;;
-*) result mana_is_kit FAIL "version=${ver:-none}: not the kit's module" ;;
-esac
+kit_module_loaded mana
 if grep -qx mana_ib /lib/modules/bqlkit/load.list; then
-	check mana_ib_insmod "the kernel's mana_ib.ko inserted after the kit's mana.ko" [ "$(status mana_ib)" = ok ]
+	check mana_ib_insmod "the kernel's mana_ib.ko inserted after the kit's mana.ko" [ "$(module_status mana_ib)" = ok ]
 	check mana_ib_holds_kit_mana "mana_ib is linked against the loaded (kit) mana" [ -e /sys/module/mana/holders/mana_ib ]
 else
 	result mana_ib_insmod SKIP "this kernel has no in-tree mana_ib"
@@ -24,7 +16,7 @@ fi
 check dmesg_no_symbol_errors "no CRC/unknown-symbol complaints" \
 	sh -c '! dmesg | grep -E "disagrees about version of symbol|Unknown symbol|no symbol version"'
 dmesg | grep -iE 'mana|symbol' | head -n 20 | sed 's/^/BQLKIT dmesg /'
-if [ "$(status mana_ib)" = ok ]; then
+if [ "$(module_status mana_ib)" = ok ]; then
 	check mana_ib_rmmod "rmmod mana_ib" rmmod mana_ib
 fi
 check mana_rmmod "rmmod mana" rmmod mana
