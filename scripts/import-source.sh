@@ -98,18 +98,34 @@ ver=$(kernel_version "$stage/tree") ||
 	die "'$src' has no top-level Makefile with VERSION/PATCHLEVEL/SUBLEVEL: not a kernel source"
 series=$(series_of "$ver")
 
+# A driver none of whose files are in the source is absent from that
+# release (mana before 5.13): the base goes without it.  A driver with only
+# some of its files means a truncated or foreign tree.
 missing=()
+present_drivers=()
+absent_drivers=()
 for d in $BQLKIT_DRIVERS; do
+	dmissing=()
+	lines=0
 	while read -r line; do
+		lines=$((lines + 1))
 		found=
 		IFS='|' read -ra alts <<<"$line"
 		for p in "${alts[@]}"; do
 			[ -n "$(expand_in "$stage/tree" "$p")" ] && found=1
 		done
-		[ -n "$found" ] || missing+=("$d:$line")
+		[ -n "$found" ] || dmissing+=("$d:$line")
 	done < <(grep -v '^[[:space:]]*\(#\|$\)' "$BQLKIT_TOP/drivers/$d/import.list")
+	if [ ${#dmissing[@]} -eq "$lines" ]; then
+		absent_drivers+=("$d")
+		note "$d is not in Linux $ver: the $series base goes without it"
+	else
+		present_drivers+=("$d")
+		missing+=("${dmissing[@]}")
+	fi
 done
 [ ${#missing[@]} -eq 0 ] || die "source $ver ('$src') lacks ${missing[*]}: a truncated or foreign tree?"
+[ ${#present_drivers[@]} -gt 0 ] || die "source $ver ('$src') has none of the kit's drivers ($BQLKIT_DRIVERS): not a kernel tree?"
 
 # The Debian package version of a tarball from a linux-source package.
 if [ -z "$pkgver" ] && [ "$kind" = tarball ]; then
@@ -127,7 +143,8 @@ fi
 	if [ "$kind" = tarball ]; then
 		echo "source_sha256=$(sha256sum "$src" | cut -d' ' -f1)"
 	fi
-	echo "drivers=$BQLKIT_DRIVERS"
+	echo "drivers=${present_drivers[*]}"
+	echo "absent=${absent_drivers[*]}"
 	echo "imported=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "# sha256 path"
 	(cd "$stage/tree" && find . -type f ! -name MANIFEST -printf '%P\n' | LC_ALL=C sort | xargs sha256sum)

@@ -74,3 +74,13 @@ base_dir() {
 manifest_get() {
 	sed -n "s/^$2=//p" "$1/MANIFEST" 2>/dev/null | head -1
 }
+
+# base_covers BASEDIR: true when the base was imported for every driver of
+# $BQLKIT_DRIVERS (each one either imported or recorded as absent).
+base_covers() {
+	local have d
+	have=" $(manifest_get "$1" drivers) $(manifest_get "$1" absent) "
+	for d in $BQLKIT_DRIVERS; do
+		[[ $have == *" $d "* ]] || return 1
+	done
+}
