@@ -7,12 +7,14 @@ export BQLKIT_CACHE ?= /var/cache/bqlkit
 
 # KVER: the kernel to build for; default: the running kernel if its headers
 # are installed, else the distro's default kernel (scripts/pick-kernel.sh).
-KVER ?= $(shell $(TOP)/scripts/pick-kernel.sh --installed 2>/dev/null)
-# SRC: a kernel source to import (tarball, unpacked tree or git tree).
-SRC ?=
+# With KDIR= (a prepared kernel tree, e.g. 5.15 or 6.6): that tree's version.
+KVER ?= $(if $(KDIR),$(shell bash -c '. $(TOP)/scripts/lib.sh && kernel_version $(KDIR)' 2>/dev/null),$(shell $(TOP)/scripts/pick-kernel.sh --installed 2>/dev/null))
+# SRC (or KSRC): a kernel source to import (tarball, unpacked tree or git tree).
+KSRC ?=
+SRC ?= $(KSRC)
 DRIVERS ?= veth mana
 
-.PHONY: all help build modules import probe probe-report drift install uninstall \
+.PHONY: all help build modules import prepare-tree probe probe-report drift install uninstall \
 	dkms-source dkms-build dkms-clean deb check check-quick bench matrix export deps clean distclean
 
 all: build
@@ -52,10 +54,17 @@ help:
 	@echo '                      cloud/rt, arm64/armhf cross, trixie, trixie-backports 7.3, sid 7.2,'
 	@echo '                      bullseye 5.10 in cached chroots) -> results/matrix.md and .json;'
 	@echo '                      MATRIX_JOBS=2 cells at a time; MATRIX_FILTER=<regex of kernel ids>'
+	@echo '                      MATRIX_TREES="<tree> ..." prepared 5.15/6.6 trees (rows tree-5.15,'
+	@echo '                      tree-6.6; else $$BQLKIT_CACHE/trees/linux-X.Y.*; none: "not in CI")'
 	@echo '  make export BASE=X.Y [DRIVER=veth]  mail-formatted patches for git am on a tree of'
 	@echo '                      that base, compat folded in -> build/export/X.Y/<driver>/'
 	@echo '  make build          build for KVER into build/KVER/ (headers must be installed)'
 	@echo '  make import SRC=…   import driver sources from a kernel source into build/bases/X.Y'
+	@echo '                      (KSRC= is the same; a tarball, an unpacked tree or a git tree)'
+	@echo '  make prepare-tree TREE=…  make a kernel tree buildable against (5.15/6.6 LTS, vendor'
+	@echo '                      trees: no headers package): defconfig + the kit drivers unless it'
+	@echo '                      has a .config, modules_prepare, the in-tree ABI for check-abi;'
+	@echo '                      then: make import SRC=TREE; make build KDIR=TREE'
 	@echo '  make probe          run the compat probes for KVER; make probe-report prints them'
 	@echo '                      next to what the version predicts ("backport detected")'
 	@echo '  make drift          apply every series to its imported base; fail on fuzz or offsets'
@@ -81,6 +90,10 @@ build modules:
 import:
 	@test -n "$(SRC)" || { echo 'bqlkit: error: give SRC=<linux-source tarball, tree or git tree>' >&2; exit 1; }
 	BQLKIT_DRIVERS="$(DRIVERS)" $(TOP)/scripts/import-source.sh $(SRC)
+
+prepare-tree:
+	@test -n "$(TREE)" || { echo 'bqlkit: error: give TREE=<unpacked kernel tree>' >&2; exit 1; }
+	$(TOP)/scripts/prepare-tree.sh $(TREE)
 
 probe:
 	$(TOP)/scripts/probe.sh $${KDIR:-/lib/modules/$(KVER)/build} $(TOP)/build/$(KVER)/compat

@@ -89,6 +89,7 @@ for drv in $drivers; do
 
 	# Compat probes, once per kernel.
 	bash "$BQLKIT_TOP/scripts/probe.sh" "$kdir" "$out/compat"
+	echo "$kdir" >"$out/compat/kdir"
 
 	# Kbuild directory: the driver's Kbuild plus its patched files.
 	mdir=$out/$drv
@@ -119,9 +120,14 @@ for drv in $drivers; do
 		echo "#define BQLKIT_VERSION \"$(cat "$BQLKIT_TOP/VERSION")-bqlkit\""
 		echo "#define BQLKIT_BUILD_INFO \"base=$bv series=$series patches=$(grep -vc '^#' "$pdir/series")${BQLKIT_FAULT_INJECTION:+ fault_injection=1}\""
 	} >"$mdir/bqlkit_info.h"
+	# A source tree made ready by scripts/prepare-tree.sh has no full
+	# Module.symvers: modpost can only warn about core kernel symbols.
+	modpost_warn=
+	[ ! -f "$kdir/.bqlkit-prepared" ] || modpost_warn=1
 	step "building $drv for $kver (Linux $kv) from base $bv with series $series"
 	if ! make -C "$kdir" M="$mdir" BQLKIT_COMPAT="$BQLKIT_TOP/compat" \
 		BQLKIT_CONFIG="$out/compat" ${ARCH:+ARCH=$ARCH} \
+		${modpost_warn:+KBUILD_MODPOST_WARN=1} \
 		${BQLKIT_FAULT_INJECTION:+BQLKIT_FAULT_INJECTION=y} \
 		${CROSS_COMPILE:+CROSS_COMPILE=$CROSS_COMPILE} \
 		-j"$(nproc)" modules >"$out/$drv-build.log" 2>&1; then

@@ -30,10 +30,11 @@ cfg=
 for k in ${KVER:-$(ls "$BQLKIT_BUILD" 2>/dev/null)}; do
 	f=$BQLKIT_BUILD/$k/compat/bqlkit_config.h
 	[ -f "$f" ] || continue
-	kd=$(kdir_for "$k")
+	# The headers or prepared tree the build probed (KDIR= builds record it).
+	kd=$(cat "$BQLKIT_BUILD/$k/compat/kdir" 2>/dev/null || kdir_for "$k")
 	[ -f "$kd/Makefile" ] && [ "$(series_of "$(kernel_version "$kd")")" = "$series" ] && { cfg=$f; break; }
 done
-[ -n "$cfg" ] || die "no probed kernel of series $series: run 'make build KVER=<a $series kernel>' first (or give KVER=)"
+[ -n "$cfg" ] || die "no probed kernel of series $series: run 'make build KVER=<a $series kernel>' (or 'make build KDIR=<prepared $series tree>') first (or give KVER=)"
 
 out=$BQLKIT_BUILD/export/$series
 rm -rf "$out"

@@ -75,3 +75,27 @@ vm_results() {
 		esac
 	done
 }
+
+# test_trees: "LABEL KDIR" lines, one per kernel tree prepared by
+# scripts/prepare-tree.sh (5.15, 6.6: no Debian package): BQLKIT_TREES
+# ("DIR ..."), else $BQLKIT_CACHE/trees/linux-*.  LABEL (the directory name
+# without "linux-", e.g. 5.15.167-arm64) names the build directory.  CI has
+# none: the tests that use them skip.
+test_trees() {
+	local t
+	for t in ${BQLKIT_TREES:-"$BQLKIT_CACHE"/trees/linux-*}; do
+		[ -f "$t/.bqlkit-prepared" ] || continue
+		t=$(readlink -f "$t")
+		echo "$(basename "$t" | sed 's/^linux-//') $t"
+	done
+}
+
+# cross_for KDIR: the make variables that build for a prepared tree's
+# architecture (empty for the host's).
+cross_for() {
+	if grep -q '^CONFIG_ARM64=y' "$1/include/config/auto.conf"; then
+		echo ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+	elif grep -q '^CONFIG_ARM=y' "$1/include/config/auto.conf"; then
+		echo ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-
+	fi
+}

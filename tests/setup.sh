@@ -28,7 +28,7 @@ for k in "$k61" "$k612"; do
 	tarball=/usr/src/linux-source-$series.tar.xz
 	# Re-import when the source changed or the base lacks a driver's files.
 	if [ "$(manifest_get "$(base_dir "$series")" source_sha256)" != "$(sha256sum "$tarball" | cut -d' ' -f1)" ] ||
-		[ "$(manifest_get "$(base_dir "$series")" drivers)" != "$BQLKIT_DRIVERS" ]; then
+		! base_covers "$(base_dir "$series")"; then
 		"$BQLKIT_TOP/scripts/import-source.sh" "$tarball"
 	fi
 done
@@ -42,10 +42,24 @@ for sp in sid:linux-source-7.2 trixie-backports:linux-source-7.3; do
 	if t=$("$BQLKIT_TOP/scripts/fetch-source.sh" "${sp%%:*}" "${sp#*:}" 2>/dev/null); then
 		series=${sp#*:linux-source-}
 		if [ "$(manifest_get "$(base_dir "$series")" source_sha256)" != "$(sha256sum "$t" | cut -d' ' -f1)" ] ||
-			[ "$(manifest_get "$(base_dir "$series")" drivers)" != "$BQLKIT_DRIVERS" ]; then
+			! base_covers "$(base_dir "$series")"; then
 			"$BQLKIT_TOP/scripts/import-source.sh" "$t" || note "could not import $t"
 		fi
 	else
 		note "could not fetch ${sp#*:} from ${sp%%:*}: its series' drift tests will skip"
 	fi
 done
+
+# Bases from kernel trees prepared by scripts/prepare-tree.sh (5.15, 6.6:
+# no Debian source; not in CI).  An O= output directory's source is its
+# "source" link.
+while read -r label kdir; do
+	src=$kdir
+	[ -f "$src/drivers/net/veth.c" ] || src=$(readlink -f "$kdir/source")
+	series=$(series_of "$(kernel_version "$src")")
+	base=$(base_dir "$series")
+	if [ "$(manifest_get "$base" source)" != "$src" ] &&
+		[ "$(manifest_get "$base" version)" != "$(kernel_version "$src")" ] || ! base_covers "$base"; then
+		"$BQLKIT_TOP/scripts/import-source.sh" "$src" || note "could not import $src"
+	fi
+done < <(test_trees)
