@@ -57,4 +57,34 @@ if [ ! -e "$hdir/.extracted" ]; then
 	rm -rf "$hdir"
 	mv "$hdir.tmp" "$hdir"
 fi
+
+# A 32-bit target needs a modpost with its device table layouts
+# (scripts/build-modpost.sh): the headers get a private copy of the kbuild
+# with that modpost in it.
+case $arch in
+armhf | armel | i386)
+	if [ ! -e "$hdir/kbuild/.target-modpost" ]; then
+		hdeb=$(ls "$BQLKIT_CACHE/debs/$suite-$arch"/linux-headers-"${kver}"_*.deb | tail -1)
+		kbuild=$(dpkg-deb -f "$hdeb" Depends | grep -o 'linux-kbuild-[^ ,]*' | head -1)
+		[ -d "/usr/lib/$kbuild/scripts" ] || die "no /usr/lib/$kbuild on this host for $kver"
+		case $arch in
+		armhf) tgt=(ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-) ;;
+		armel) tgt=(ARCH=arm CROSS_COMPILE=arm-linux-gnueabi-) ;;
+		i386) tgt=(ARCH=i386) ;;
+		esac
+		series=$(series_of "$(kernel_version "$kdir")")
+		ksrc=$("$BQLKIT_TOP/scripts/fetch-source.sh" "$suite" "linux-source-$series") ||
+			die "cannot fetch linux-source-$series to build a $arch modpost"
+		rm -rf "$hdir/kbuild"
+		cp -a "/usr/lib/$kbuild" "$hdir/kbuild"
+		env "${tgt[@]}" "$BQLKIT_TOP/scripts/build-modpost.sh" "$ksrc" "$kdir" "$hdir/kbuild/scripts/mod" >/dev/null
+		for d in "$kdir" "$hdir"/usr/src/linux-headers-*-common; do
+			for l in scripts tools; do
+				[ -L "$d/$l" ] && ln -sfn "$hdir/kbuild/$l" "$d/$l"
+			done
+		done
+		touch "$hdir/kbuild/.target-modpost"
+	fi
+	;;
+esac
 echo "$kver $kdir"
