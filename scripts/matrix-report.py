@@ -20,9 +20,10 @@ with open(os.path.join(out, "kernels")) as f:
         prep = os.path.join(out, kid + ".prep")
         if os.path.exists(prep):
             detail = open(prep, errors="replace").read().strip()
+            status, _, detail = detail.partition(" ")
             for d in drivers:
-                row["cells"][d] = {"status": "FAIL", "detail": detail, "series": "-", "seconds": 0}
-            failed += 1
+                row["cells"][d] = {"status": status, "detail": detail, "series": "-", "seconds": 0}
+            failed += status == "FAIL"
             rows.append(row)
             continue
         for d in drivers:
@@ -65,9 +66,10 @@ for r in rows:
     probes = "; ".join(f"{p['probe']}: {p['verdict']}" for p in r["probe_disagreements"]) or "-"
     lines.append(f"| {r['id']} `{r['kernel']}` | {r['arch']} | {r['env']} | "
                  + " | ".join(cell_text(r["cells"][d]) for d in drivers) + f" | {probes} |")
-lines += ["", "Not in the matrix (no Debian source or headers; CI cannot download them): "
-          "5.15 and 6.6. Give a tree with `make import SRC=/path/to/linux-5.15.y` "
-          "and build against its `modules_prepare`d tree with `make build KDIR=...`.", ""]
+lines += ["", "Rows with env `tree` (5.15, 6.6: no Debian source or headers, so CI cannot "
+          "build them) use a kernel tree made ready by `scripts/prepare-tree.sh TREE` and "
+          "imported with `make import SRC=TREE`; give it as `MATRIX_TREES=TREE` "
+          "(or leave it in `$BQLKIT_CACHE/trees/linux-X.Y.Z`).", ""]
 with open(os.path.join(results, "matrix.md"), "w") as f:
     f.write("\n".join(lines))
 print("\n".join(lines))

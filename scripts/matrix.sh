@@ -64,6 +64,14 @@ in_chroot() {
 	chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"
 }
 
+# cross_of ARCH: the make variables that build for Debian architecture ARCH.
+cross_of() {
+	case $1 in
+	arm64) echo ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- ;;
+	armhf) echo ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf- ;;
+	esac
+}
+
 # Prepare each kernel: headers, and for chroots the kit copied in.
 declare -A seen_chroot=()
 : >"$out/kernels"
@@ -78,6 +86,27 @@ while read -r id suite arch meta env; do
 			continue
 		fi
 		read -r kver kdir <<<"$r"
+		;;
+	tree)
+		# 5.15 and 6.6 have no Debian package: a prepared kernel tree of
+		# the user's (MATRIX_TREES), or one cached by an earlier session.
+		kdir=
+		case $arch in
+		amd64) asym=CONFIG_X86_64 ;;
+		arm64) asym=CONFIG_ARM64 ;;
+		armhf) asym=CONFIG_ARM ;;
+		esac
+		for t in ${MATRIX_TREES:-} "$BQLKIT_CACHE"/trees/linux-"$meta".*; do
+			[ -f "$t/Makefile" ] && [ -f "$t/include/generated/autoconf.h" ] || continue
+			grep -q "^$asym=y" "$t/include/config/auto.conf" || continue
+			v=$(kernel_version "$t") || continue
+			[ "$(series_of "$v")" = "$meta" ] && { kdir=$(readlink -f "$t"); kver=$v; break; }
+		done
+		if [ -z "$kdir" ]; then
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$suite" "$arch" "-" "-" "$env" >>"$out/kernels"
+			echo "skip not in CI: no Debian source; give a Linux $meta $arch tree: scripts/prepare-tree.sh TREE, make import SRC=TREE, MATRIX_TREES=TREE" >"$out/$id.prep"
+			continue
+		fi
 		;;
 	chroot:*)
 		s=${env#chroot:}
@@ -122,15 +151,13 @@ while IFS=$'\t' read -r id suite arch kver kdir env; do
 done <"$out/kernels"
 
 export BQLKIT_TOP BQLKIT_BUILD BQLKIT_CACHE out
+export -f cross_of
 [ -z "${BQLKIT_BASES:-}" ] || export BQLKIT_BASES
 cell() {
 	IFS=$'\t' read -r id arch kver kdir env d <<<"$1"
 	local cf=$out/cells/$id.$d t0 rc=0 cross=() log status detail
 	t0=$(date +%s.%N)
-	case $arch in
-	arm64) cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) ;;
-	armhf) cross=(ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-) ;;
-	esac
+	read -ra cross <<<"$(cross_of "$arch")"
 	# The driver must be enabled in this kernel's configuration.
 	local sym conf
 	sym=$(sed -n 's/^KCONFIG=//p' "$BQLKIT_TOP/drivers/$d/driver.conf")
@@ -150,7 +177,7 @@ cell() {
 			bash /bqlkit/scripts/build.sh "$kver" "$d" >"$log" 2>&1 || rc=$?
 		;;
 	*)
-		env KDIR="$kdir" "${cross[@]}" BQLKIT_BUILD="$out/build/$id" \
+		env KDIR="$kdir" ${cross[@]+"${cross[@]}"} BQLKIT_BUILD="$out/build/$id" \
 			BQLKIT_BASES="${BQLKIT_BASES:-$BQLKIT_BUILD/bases}" \
 			"$BQLKIT_TOP/scripts/build.sh" "$kver" "$d" >"$log" 2>&1 || rc=$?
 		;;
@@ -174,8 +201,7 @@ while IFS=$'\t' read -r id suite arch kver kdir env; do
 	case $env in
 	chroot:*) chroot "$BQLKIT_CACHE/chroots/${env#chroot:}-amd64" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		bash /bqlkit/scripts/probe-report.sh "$kdir" "/bqlkit/out/probe-$id" >"$out/$id.probes" 2>&1 || true ;;
-	*) env "$( [ "$arch" = arm64 ] && echo ARCH=arm64 || echo X=)" \
-		"$( [ "$arch" = arm64 ] && echo CROSS_COMPILE=aarch64-linux-gnu- || echo Y=)" \
+	*) env $(cross_of "$arch") \
 		"$BQLKIT_TOP/scripts/probe-report.sh" "$kdir" "$out/probe-$id" >"$out/$id.probes" 2>&1 || true ;;
 	esac
 done <"$out/kernels"
