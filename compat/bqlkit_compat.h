@@ -62,7 +62,7 @@ static inline int __ptr_ring_check_produce(struct ptr_ring *r)
 
 #ifdef NEED_TXQ_TRANS_COND_UPDATE
 /*
- * Upstream 5337824f4dc4 (v5.16): refresh the TX watchdog stamp, writing
+ * Upstream 5337824f4dc4 (v5.17): refresh the TX watchdog stamp, writing
  * the shared cache line only when it changes.
  */
 static inline void txq_trans_cond_update(struct netdev_queue *txq)
@@ -94,12 +94,17 @@ static inline __printf(2, 3) void ethtool_sprintf(u8 **data,
 /*
  * ethtool coalesce ops, newest first.  5.15 (f3ccfda19319) added
  * kernel_ethtool_coalesce and extack; the kit's veth tx-usecs is written for
- * that form.  An older base needs a wrapper here before it can carry it.
+ * that form; the 5.10 series writes the older two-argument form.
  */
 #if defined(HAVE_ETHTOOL_COALESCE_KERNEL)
 /* the driver's get/set_coalesce take (dev, ec, kernel_coal, extack) */
+#elif defined(HAVE_ETHTOOL_COALESCE_PLAIN)
+/*
+ * Before f3ccfda19319 (v5.15) they take (dev, ec): the kit's 5.10 series
+ * writes veth's tx-usecs ops in that form (no extack to report to).
+ */
 #else
-#error "bqlkit: this kernel's ethtool get/set_coalesce predate v5.15; add a wrapper"
+#error "bqlkit: neither known form of ethtool get/set_coalesce: add a probe and a variant"
 #endif
 
 #endif /* _BQLKIT_COMPAT_H */

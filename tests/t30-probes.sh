@@ -10,8 +10,8 @@ trap 'rm -rf "$tmp"' EXIT
 # What Debian's kernels contain, per series: probe=present|absent.
 expected() {
 	case $1 in
-	6.1) echo "qdisc_txq_has_no_queue=absent ptr_ring_check_produce=absent netdev_bql=absent txq_trans_cond_update=present ethtool_sprintf=present ethtool_coalesce_kernel=present u64_stats_fetch_irq=present" ;;
-	6.12) echo "qdisc_txq_has_no_queue=present ptr_ring_check_produce=absent netdev_bql=absent txq_trans_cond_update=present ethtool_sprintf=present ethtool_coalesce_kernel=present u64_stats_fetch_irq=absent" ;;
+	6.1) echo "qdisc_txq_has_no_queue=absent ptr_ring_check_produce=absent netdev_bql=absent txq_trans_cond_update=present ethtool_sprintf=present ethtool_coalesce_kernel=present ethtool_coalesce_plain=absent u64_stats_fetch_irq=present" ;;
+	6.12) echo "qdisc_txq_has_no_queue=present ptr_ring_check_produce=absent netdev_bql=absent txq_trans_cond_update=present ethtool_sprintf=present ethtool_coalesce_kernel=present ethtool_coalesce_plain=absent u64_stats_fetch_irq=absent" ;;
 	esac
 }
 for k in $(test_kernels); do
