@@ -5,6 +5,7 @@
 //   sent              every netdev_tx_sent_queue() call (function:line)
 //   sent_guarded      a call under "if (!x)" with x a bool parameter of the
 //                     sending function (the XDP flag)
+//   sent_conditional  a call under any "if" (bad on a base without XDP)
 //   sent_before_db    the charge comes before the TX doorbell on some path
 //   xdp_caller        a function passing true for that parameter (XDP send)
 //   stack_caller      a function passing false (the stack's send)
@@ -66,6 +67,29 @@ x << sent_guarded.x;
 p << sent_guarded.p;
 @@
 fact("sent_guarded", "%s:%s:%s" % (fn, p[0].line, x))
+
+// A charge under any condition: bases without XDP in mana (before 5.17)
+// have nothing to exclude, so their charge must be unconditional.
+@sent_conditional@
+identifier fn;
+expression c, q, n;
+position p;
+@@
+fn(...) {
+<+...
+if (c) {
+	<+...
+	netdev_tx_sent_queue@p(q, n);
+	...+>
+}
+...+>
+}
+
+@script:python@
+fn << sent_conditional.fn;
+p << sent_conditional.p;
+@@
+fact("sent_conditional", "%s:%s" % (fn, p[0].line))
 
 @sent_before_db exists@
 identifier sent.fn;
@@ -154,7 +178,7 @@ p << completed.p;
 @@
 fact("completed", "%s:%s" % (fc, p[0].line))
 
-@completed_skip@
+@completed_skip exists@
 identifier completed.fc;
 identifier by;
 expression q, pk, E, E2;
