@@ -35,10 +35,11 @@ done
 mkdir -p "$(dirname "$TEST_KERNELS_FILE")"
 printf '%s\n' "$k61" "$k612" >"$TEST_KERNELS_FILE"
 
-# The 7.x bases (sid 7.2, trixie-backports 7.3), so the drift, checkpatch
-# and audit tests cover their series too.  Best effort: without them those
-# tests skip and say why.
-for sp in sid:linux-source-7.2 trixie-backports:linux-source-7.3; do
+# The bases without a test kernel here (bullseye 5.10, which has no mana;
+# sid 7.2; trixie-backports 7.3), so the drift, checkpatch and audit tests
+# cover their series too.  Best effort: without them those tests skip and
+# say why.
+for sp in bullseye-security:linux-source-5.10 sid:linux-source-7.2 trixie-backports:linux-source-7.3; do
 	if t=$("$BQLKIT_TOP/scripts/fetch-source.sh" "${sp%%:*}" "${sp#*:}" 2>/dev/null); then
 		series=${sp#*:linux-source-}
 		if [ "$(manifest_get "$(base_dir "$series")" source_sha256)" != "$(sha256sum "$t" | cut -d' ' -f1)" ] ||

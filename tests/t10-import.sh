@@ -42,3 +42,17 @@ echo hello >"$tmp/notkernel/README"
 expect_error import-not-a-kernel "not a kernel source" \
 	env BQLKIT_BASES="$(dirname "$b")" "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/notkernel"
 check import-bad-input-leaves-base test "$before" = "$(files "$b")"
+
+# A driver absent from a release (mana before 5.13) leaves the base
+# without it; a driver with only some of its files is a broken tree.
+rm -rf "$tmp/nomana"
+mkdir -p "$tmp/nomana"
+(cd "$b" && tar -c --exclude=MANIFEST --exclude='drivers/net/ethernet/microsoft' --exclude='include/net/mana' .) |
+	tar -x -C "$tmp/nomana"
+out=$(BQLKIT_BASES=$tmp/bases-nomana "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/nomana" 2>&1) || true
+has import-absent-driver-noted "mana is not in Linux" "$out"
+check import-absent-driver-manifest bash -c "grep -qx 'absent=mana' '$tmp/bases-nomana/6.1/MANIFEST' &&
+	grep -qx 'drivers=veth mvneta' '$tmp/bases-nomana/6.1/MANIFEST'"
+rm "$tmp/nomana/drivers/net/ethernet/marvell/mvneta_bm.h"
+expect_error import-partial-driver "lacks mvneta:drivers/net/ethernet/marvell/mvneta_bm.h" \
+	env BQLKIT_BASES="$tmp/bases-nomana" "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/nomana"
