@@ -99,3 +99,32 @@ cross_for() {
 		echo ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-
 	fi
 }
+
+# vm_mana NAME KVER KO [SUITE]: boot Debian kernel KVER (from SUITE, default
+# this system's APT) under QEMU, insert the kit's mana.ko KO and then the
+# kernel's own mana_ib.ko where it has one (tests/vm/guest/mana.sh); one
+# result line per guest check, named vm-NAME-<check>.  Sets VM_MANA_INTREE
+# (the --intree arguments used).  Returns 1 (after a FAIL line) when the VM
+# did not run to its end.
+vm_mana() {
+	local name=$1 k=$2 ko=$3 suite=${4:-} kimg log initrd
+	kimg=$("$BQLKIT_TOP/tests/vm/get-kernel.sh" ${suite:+--suite "$suite"} "$k" 2>/dev/null) ||
+		{ fail "vm-$name" "cannot fetch linux-image-$k${suite:+ from $suite}"; return 1; }
+	VM_MANA_INTREE=()
+	[ -z "$(find "$kimg/lib/modules/$k/kernel" -name 'mana_ib.ko*' -print -quit)" ] || VM_MANA_INTREE=(--intree mana_ib)
+	log=$BQLKIT_BUILD/test-logs/vm-mana-$k.log
+	initrd=$(dirname "$log")/vm-mana-$k.cpio.gz
+	mkdir -p "$(dirname "$log")"
+	if ! "$BQLKIT_TOP/tests/vm/mkinitramfs.sh" --kver "$k" --scenario mana --out "$initrd" \
+		--module "$ko" "${VM_MANA_INTREE[@]}" 2>"$log.err"; then
+		fail "vm-$name-initramfs" "$(tail -1 "$log.err")"
+		return 1
+	fi
+	"$BQLKIT_TOP/tests/vm/run-vm.sh" --kver "$k" --initrd "$initrd" --log "$log" --timeout 180 --quiet 2>>"$log.err" || true
+	rm -f "$initrd"
+	if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
+		fail "vm-$name-run" "the VM run did not complete (log: $log)"
+		return 1
+	fi
+	vm_results "vm-$name" "$log"
+}

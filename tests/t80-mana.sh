@@ -223,21 +223,8 @@ for k in $(test_kernels); do
 		skip "vm-$t" "BQLKIT_QUICK=1 (VM tests not run)"
 		continue
 	fi
-	kimg=$("$BQLKIT_TOP/tests/vm/get-kernel.sh" "$k" 2>/dev/null) || { fail "vm-$t" "cannot fetch kernel $k"; continue; }
-	intree=()
-	[ -z "$(find "$kimg/lib/modules/$k/kernel" -name 'mana_ib.ko*' -print -quit)" ] || intree=(--intree mana_ib)
-	log=$BQLKIT_BUILD/test-logs/vm-mana-$k.log
-	if ! "$BQLKIT_TOP/tests/vm/mkinitramfs.sh" --kver "$k" --scenario mana --out "$tmp/mana.cpio.gz" \
-		--module "$ko" "${intree[@]}" 2>"$log.err"; then
-		fail "vm-$t-initramfs" "$(tail -1 "$log.err")"
-		continue
-	fi
-	"$BQLKIT_TOP/tests/vm/run-vm.sh" --kver "$k" --initrd "$tmp/mana.cpio.gz" --log "$log" --timeout 180 --quiet 2>>"$log.err" || true
-	if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
-		fail "vm-$t-run" "the VM run did not complete (log: $log)"
-		continue
-	fi
-	vm_results "vm-$t" "$log"
+	vm_mana "$t" "$k" "$ko" || continue
+	intree=("${VM_MANA_INTREE[@]}")
 	[ ${#intree[@]} -gt 0 ] || continue
 
 	# Control: the same module with the compat header forced into every
