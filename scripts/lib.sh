@@ -43,6 +43,14 @@ kernel_version() {
 		[ -r "$f" ] && v=$(awk -F' *= *' '$1=="VERSION" {a=$2} $1=="PATCHLEVEL" {b=$2}
 			$1=="SUBLEVEL" {c=$2} END {print a "." b "." c}' "$f")
 	fi
+	# Headers whose Makefile includes a path valid only elsewhere (Debian
+	# headers seen from outside their chroot) and whose version.h predates
+	# the SUBLEVEL macros (5.10): LINUX_VERSION_CODE (sublevel capped at 255).
+	f=$kdir/include/generated/uapi/linux/version.h
+	case ${v:-} in
+	[0-9]*.[0-9]*.[0-9]*) ;;
+	*) [ -r "$f" ] && v=$(awk '/define LINUX_VERSION_CODE/ {c=$3; print int(c/65536) "." int(c/256)%256 "." c%256}' "$f") ;;
+	esac
 	case ${v:-} in
 	[0-9]*.[0-9]*.[0-9]*) echo "$v" ;;
 	*) return 1 ;;

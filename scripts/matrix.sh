@@ -158,13 +158,20 @@ cell() {
 	local cf=$out/cells/$id.$d t0 rc=0 cross=() log status detail
 	t0=$(date +%s.%N)
 	read -ra cross <<<"$(cross_of "$arch")"
-	# The driver must be enabled in this kernel's configuration.
-	local sym conf
+	# The driver must exist in the release and be enabled in this kernel's
+	# configuration.
+	local sym conf hdir series
 	sym=$(sed -n 's/^KCONFIG=//p' "$BQLKIT_TOP/drivers/$d/driver.conf")
 	case $env in
-	chroot:*) conf=$BQLKIT_CACHE/chroots/${env#chroot:}-amd64$kdir/include/config/auto.conf ;;
-	*) conf=$kdir/include/config/auto.conf ;;
+	chroot:*) hdir=$BQLKIT_CACHE/chroots/${env#chroot:}-amd64$kdir ;;
+	*) hdir=$kdir ;;
 	esac
+	conf=$hdir/include/config/auto.conf
+	series=$(. "$BQLKIT_TOP/scripts/lib.sh" && series_of "$(kernel_version "$hdir")")
+	if [[ " $(sed -n 's/^absent=//p' "${BQLKIT_BASES:-$BQLKIT_BUILD/bases}/$series/MANIFEST" 2>/dev/null) " == *" $d "* ]]; then
+		printf 'skip\t%s absent in Linux %s\t-\t0\n' "$d" "$series" >"$cf"
+		return 0
+	fi
 	if [ -n "$sym" ] && [ -f "$conf" ] && ! grep -q "^$sym=[ym]" "$conf"; then
 		printf 'skip\t%s not enabled in %s\t-\t0\n' "$sym" "$kver" >"$cf"
 		return 0

@@ -46,7 +46,12 @@ if [ ! -f "$obj/.config" ]; then
 		opts+=(--enable HYPERVISOR_GUEST --enable HYPERV --module PCI_HYPERV
 			--enable NET_VENDOR_MICROSOFT --module MICROSOFT_MANA)
 		;;
-	arm | arm64)
+	arm64)
+		# mana on arm64 from 6.2 (olddefconfig drops it where unsupported).
+		opts+=(--enable NET_VENDOR_MARVELL --module MVNETA --enable HYPERV --module PCI_HYPERV
+			--enable NET_VENDOR_MICROSOFT --module MICROSOFT_MANA)
+		;;
+	arm)
 		opts+=(--enable NET_VENDOR_MARVELL --module MVNETA)
 		;;
 	esac
