@@ -1,6 +1,6 @@
 #!/bin/bash
-# mana on the newest Debian kernels (sid 7.2, trixie-backports 7.3), which
-# this host cannot build natively: the kit's mana.ko is built in the cached
+# mana on the Debian kernels this host cannot build natively (trixie 6.12,
+# sid 7.2, trixie-backports 7.3): the kit's mana.ko is built in the cached
 # sid/trixie chroots through `make matrix` (their compilers, their headers,
 # check-abi.sh against their Module.symvers), then a QEMU VM boots that
 # Debian kernel, loads the kit's mana.ko and the kernel's own mana_ib.ko on
@@ -17,10 +17,10 @@ if [ -n "${BQLKIT_QUICK:-}" ]; then
 	exit 0
 fi
 bases=$(dirname "$(base_dir x)")
-for row in sid-7.2:sid trixie-bpo-7.3:trixie-backports; do
+for row in trixie-6.12:trixie-security sid-7.2:sid trixie-bpo-7.3:trixie-backports; do
 	id=${row%%:*} suite=${row#*:}
 	series=${id##*-}
-	t=mana-$series
+	t=mana-$id
 	if [ ! -f "$(base_dir "$series")/MANIFEST" ]; then
 		skip "$t" "no imported Linux $series base (tests/setup.sh fetches it from $suite; the fetch failed)"
 		continue
