@@ -18,9 +18,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || die "installing kernel modules needs root: run 'sudo make install'"
-exec 9>/run/lock/bqlkit-install.lock
-flock -n 9 || die "another bqlkit install is running (lock /run/lock/bqlkit-install.lock)"
+install_lock install
 
 ver=$(cat "$BQLKIT_TOP/VERSION")
 src=/usr/src/bqlkit-$ver

@@ -92,3 +92,11 @@ base_covers() {
 		[[ $have == *" $d "* ]] || return 1
 	done
 }
+
+# install_lock ACTION: be root and hold the kit's install lock, so one
+# install or uninstall runs at a time (ACTION: install, uninstall).
+install_lock() {
+	[ "$(id -u)" = 0 ] || die "${1%e}ing kernel modules needs root: run 'sudo make $1'"
+	exec 9>/run/lock/bqlkit-install.lock
+	flock -n 9 || die "another bqlkit install or uninstall is running (lock /run/lock/bqlkit-install.lock): wait for it, then run 'make $1' again"
+}

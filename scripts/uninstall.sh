@@ -6,9 +6,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || die "removing kernel modules needs root: run 'sudo make uninstall'"
-exec 9>/run/lock/bqlkit-install.lock
-flock -n 9 || die "a bqlkit install is running (lock /run/lock/bqlkit-install.lock): wait for it, then run 'make uninstall' again"
+install_lock uninstall
 ver=$(cat "$BQLKIT_TOP/VERSION")
 # Every version in DKMS (an older kit's too), except one a package owns.
 mapfile -t vers < <({ echo "$ver"; dkms status bqlkit 2>/dev/null | sed -n 's|^bqlkit/\([^,:]*\)[,:].*|\1|p'; } | sort -u)

@@ -83,6 +83,21 @@ spatch_facts() {
 
 have_spatch=yes
 command -v spatch >/dev/null || have_spatch=
+# cocci_audit NAME TREE: the audit of TREE's mana sources, copied to
+# $tmp/cc (where the mutations start from); sets xdp (yes/no) from $base.
+cocci_audit() {
+	rm -rf "$tmp/cc"
+	mkdir -p "$tmp/cc"
+	cp "$2/$mf/"*.c "$tmp/cc/"
+	xdp=no
+	! has_xdp "$base" || xdp=yes
+	if spatch_facts "$tmp/cc" "$tmp/facts" && why=$(audit "$tmp/facts" "$xdp"); then
+		pass "$1"
+	else
+		fail "$1" "${why:-spatch failed: $(tail -1 "$tmp/facts.err")}"
+	fi
+}
+
 have_sparse=yes
 command -v sparse >/dev/null || have_sparse=
 
@@ -183,16 +198,7 @@ for k in $(test_kernels); do
 
 	# Coccinelle audit of the patched sources, and of four mutations of them.
 	if [ -n "$have_spatch" ]; then
-		rm -rf "$tmp/cc"
-		mkdir -p "$tmp/cc"
-		cp "$BQLKIT_BUILD/$k/mana-src/$mf/"*.c "$tmp/cc/"
-		xdp=no
-		! has_xdp "$base" || xdp=yes
-		if spatch_facts "$tmp/cc" "$tmp/facts" && why=$(audit "$tmp/facts" "$xdp"); then
-			pass "$t-cocci-audit"
-		else
-			fail "$t-cocci-audit" "${why:-spatch failed: $(tail -1 "$tmp/facts.err")}"
-		fi
+		cocci_audit "$t-cocci-audit" "$BQLKIT_BUILD/$k/mana-src"
 		mutate() { # NAME EXPECTED-COMPLAINT SED-SCRIPT FILE
 			rm -rf "$tmp/mut"
 			cp -a "$tmp/cc" "$tmp/mut"
@@ -278,15 +284,6 @@ for pdir in "$BQLKIT_TOP"/patches/mana/*/; do
 	fi
 	rq_wqe_cnt_zero "$base" || check "$t-applied-has-rq-wqe-cnt-zero" rq_wqe_cnt_zero "$tmp/ap"
 	if [ -n "$have_spatch" ]; then
-		rm -rf "$tmp/cc"
-		mkdir -p "$tmp/cc"
-		cp "$tmp/ap/$mf/"*.c "$tmp/cc/"
-		xdp=no
-		! has_xdp "$base" || xdp=yes
-		if spatch_facts "$tmp/cc" "$tmp/facts" && why=$(audit "$tmp/facts" "$xdp"); then
-			pass "$t-applied-audit"
-		else
-			fail "$t-applied-audit" "${why:-spatch failed}"
-		fi
+		cocci_audit "$t-applied-audit" "$tmp/ap"
 	fi
 done
