@@ -90,6 +90,7 @@ for drv in $drivers; do
 	# Compat probes, once per kernel.
 	bash "$BQLKIT_TOP/scripts/probe.sh" "$kdir" "$out/compat"
 	echo "$kdir" >"$out/compat/kdir"
+	echo "$kv" >"$out/compat/kernel_version"
 
 	# Kbuild directory: the driver's Kbuild plus its patched files.
 	mdir=$out/$drv

@@ -11,6 +11,8 @@
 # KVER below) followed by compat/bqlkit_compat.h, included by the driver's
 # main file.  Kit-only test hooks (patches named *bqlkit-*test-hook*) are
 # left out.  KVER=<kver> picks the kernel whose probe results are used.
+# A kernel built in a chroot (5.10: make matrix) is found with
+# BQLKIT_BUILD=<the chroot's /bqlkit/out/ROW>.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -30,9 +32,10 @@ cfg=
 for k in ${KVER:-$(ls "$BQLKIT_BUILD" 2>/dev/null)}; do
 	f=$BQLKIT_BUILD/$k/compat/bqlkit_config.h
 	[ -f "$f" ] || continue
-	# The headers or prepared tree the build probed (KDIR= builds record it).
-	kd=$(cat "$BQLKIT_BUILD/$k/compat/kdir" 2>/dev/null || kdir_for "$k")
-	[ -f "$kd/Makefile" ] && [ "$(series_of "$(kernel_version "$kd")")" = "$series" ] && { cfg=$f; break; }
+	# The version of the headers or prepared tree the build probed, as
+	# build.sh recorded it (a chroot's headers are not readable from here).
+	v=$(cat "$BQLKIT_BUILD/$k/compat/kernel_version" 2>/dev/null || kernel_version "$(kdir_for "$k")" 2>/dev/null || true)
+	[ -n "$v" ] && [ "$(series_of "$v")" = "$series" ] && { cfg=$f; break; }
 done
 [ -n "$cfg" ] || die "no probed kernel of series $series: run 'make build KVER=<a $series kernel>' (or 'make build KDIR=<prepared $series tree>') first (or give KVER=)"
 

@@ -5,7 +5,8 @@
 # with GRO on at the receiving peer (NAPI without XDP, which the 5.10 series
 # backports from v5.13) BQL must charge and complete, the qdisc hold the
 # queue, teardown leave nothing inflight.  The first run makes the chroot
-# (a few minutes, cached in $BQLKIT_CACHE/chroots).
+# (a few minutes, cached in $BQLKIT_CACHE/chroots).  Also the vendor export
+# of the 5.10 series, built standalone in the chroot.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
@@ -38,6 +39,31 @@ pass build-5.10
 check build-5.10-no-warnings bash -c "! grep -q 'warning:' '$tmp/build/matrix/cells/$id.veth.log'"
 ko=$BQLKIT_CACHE/chroots/bullseye-amd64/bqlkit/out/$id/$k/veth.ko
 check build-5.10-series bash -c "modinfo -F bqlkit '$ko' | grep -q 'series=5.10'"
+
+# Vendor export from the chroot's build: git am onto the base, build it
+# standalone in the chroot (gcc-10) against bullseye's headers.
+chroot=$BQLKIT_CACHE/chroots/bullseye-amd64
+if out=$(BQLKIT_BASES=$bases BQLKIT_BUILD=$chroot/bqlkit/out/$id "$BQLKIT_TOP/scripts/export-series.sh" 5.10 veth 2>&1); then
+	pass export-5.10
+	repo=$tmp/repo
+	mkdir -p "$repo"
+	(cd "$bases/5.10" && tar -c --exclude=MANIFEST .) | tar -x -C "$repo"
+	git -C "$repo" init -q && git -C "$repo" add -A &&
+		git -C "$repo" -c user.name=t -c user.email=t@t commit -qm "Linux 5.10 base"
+	check export-5.10-git-am git -C "$repo" -c user.name=t -c user.email=t@t \
+		am -q "$chroot/bqlkit/out/$id/export/5.10/veth/"*.patch
+	sa=$chroot/bqlkit/out/export-standalone
+	rm -rf "$sa"
+	mkdir -p "$sa"
+	cp "$repo/drivers/net/veth.c" "$repo/drivers/net/bqlkit_compat.h" "$sa/"
+	echo 'obj-m := veth.o' >"$sa/Kbuild"
+	check export-5.10-builds-standalone chroot "$chroot" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		make -s -C "/usr/src/linux-headers-$k" M=/bqlkit/out/export-standalone modules
+	check export-5.10-has-bql bash -c "nm -u '$sa/veth.ko' | grep -qw dql_completed"
+else
+	fail export-5.10 "$(tail -1 <<<"$out")"
+fi
+
 if ! "$BQLKIT_TOP/tests/vm/get-kernel.sh" --suite bullseye-security "$k" >/dev/null 2>"$tmp/get.err"; then
 	fail vm-5.10 "cannot fetch linux-image-$k from bullseye-security: $(tail -1 "$tmp/get.err")"
 	exit 0
