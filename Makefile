@@ -14,7 +14,7 @@ KSRC ?=
 SRC ?= $(KSRC)
 DRIVERS ?= veth mana
 
-.PHONY: all help build modules import prepare-tree probe probe-report drift install uninstall \
+.PHONY: all help build modules import prepare-tree vm-kernel probe probe-report drift install uninstall \
 	dkms-source dkms-build dkms-clean deb check check-quick bench matrix export deps clean distclean
 
 all: build
@@ -65,6 +65,9 @@ help:
 	@echo '                      trees: no headers package): defconfig + the kit drivers unless it'
 	@echo '                      has a .config, modules_prepare, the in-tree ABI for check-abi;'
 	@echo '                      then: make import SRC=TREE; make build KDIR=TREE'
+	@echo '  make vm-kernel TREE=… OUT=…  a small bootable x86_64 kernel from a clean tree (O=OUT,'
+	@echo '                      ~10 min) for the VM tests of 5.15/6.6 (tests/t64); VM_CONFIG= adds'
+	@echo '                      scripts/config arguments a tree needs'
 	@echo '  make probe          run the compat probes for KVER; make probe-report prints them'
 	@echo '                      next to what the version predicts ("backport detected")'
 	@echo '  make drift          apply every series to its imported base; fail on fuzz or offsets'
@@ -94,6 +97,10 @@ import:
 prepare-tree:
 	@test -n "$(TREE)" || { echo 'bqlkit: error: give TREE=<unpacked kernel tree>' >&2; exit 1; }
 	$(TOP)/scripts/prepare-tree.sh $(TREE)
+
+vm-kernel:
+	@test -n "$(TREE)" && test -n "$(OUT)" || { echo 'bqlkit: error: give TREE=<clean kernel tree> OUT=<build dir>' >&2; exit 1; }
+	$(TOP)/scripts/build-vm-kernel.sh $(TREE) $(OUT)
 
 probe:
 	$(TOP)/scripts/probe.sh $${KDIR:-/lib/modules/$(KVER)/build} $(TOP)/build/$(KVER)/compat

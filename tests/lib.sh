@@ -128,3 +128,20 @@ vm_mana() {
 	fi
 	vm_results "vm-$name" "$log"
 }
+
+# vm_smoke NAME KVER KO LOG: t60's smoke scenario (tests/vm/smoke.sh) on
+# kernel KVER with the kit's veth KO; one result line per guest check,
+# named NAME-<check>; the loaded RTT and BQL lines go to stderr.
+vm_smoke() {
+	local name=$1 k=$2 ko=$3 log=$4 rc=0
+	mkdir -p "$(dirname "$log")"
+	"$BQLKIT_TOP/tests/vm/smoke.sh" --kver "$k" --veth "$ko" --log "$log" --quiet >/dev/null 2>"$log.err" || rc=$?
+	if ! grep -q 'BQLKIT-END' "$log" 2>/dev/null; then
+		fail "$name-run" "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)"
+		return 0
+	fi
+	vm_results "$name" "$log"
+	grep -o 'BQLKIT \(rtt\|bql label=load\).*' "$log" | sed "s/^/$name: /" >&2 || true
+	[ "$rc" -eq 0 ] || [ "$(grep -c 'BQLKIT-RESULT .* FAIL' "$log")" -gt 0 ] ||
+		fail "$name-harness" "smoke.sh exit $rc with no failed check (log: $log)"
+}

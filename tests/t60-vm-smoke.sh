@@ -17,17 +17,5 @@ for k in $(test_kernels); do
 		fail "vm-$series" "the kit's veth.ko does not build for $k"
 		continue
 	fi
-	log=$BQLKIT_BUILD/test-logs/vm-smoke-$k.log
-	mkdir -p "$(dirname "$log")"
-	rc=0
-	"$BQLKIT_TOP/tests/vm/smoke.sh" --kver "$k" --veth "$ko" --log "$log" --quiet >/dev/null 2>"$log.err" || rc=$?
-	if ! grep -q 'BQLKIT-END' "$log" 2>/dev/null; then
-		fail "vm-$series-run" "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)"
-		continue
-	fi
-	# One line per guest check: BQLKIT-RESULT <name> PASS|FAIL|SKIP <detail>
-	vm_results "vm-$series" "$log"
-	grep -o 'BQLKIT \(rtt\|bql label=load\).*' "$log" | sed "s/^/vm-$series: /" >&2 || true
-	[ "$rc" -eq 0 ] || [ "$(grep -c 'BQLKIT-RESULT .* FAIL' "$log")" -gt 0 ] ||
-		fail "vm-$series-harness" "smoke.sh exit $rc with no failed check (log: $log)"
+	vm_smoke "vm-$series" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-smoke-$k.log"
 done

@@ -68,12 +68,4 @@ if ! "$BQLKIT_TOP/tests/vm/get-kernel.sh" --suite bullseye-security "$k" >/dev/n
 	fail vm-5.10 "cannot fetch linux-image-$k from bullseye-security: $(tail -1 "$tmp/get.err")"
 	exit 0
 fi
-log=$BQLKIT_BUILD/test-logs/vm-smoke-$k.log
-mkdir -p "$(dirname "$log")"
-"$BQLKIT_TOP/tests/vm/smoke.sh" --kver "$k" --veth "$ko" --log "$log" --quiet >/dev/null 2>"$log.err" || true
-if ! grep -q 'BQLKIT-END' "$log" 2>/dev/null; then
-	fail vm-5.10-run "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)"
-	exit 0
-fi
-vm_results vm-5.10 "$log"
-grep -o 'BQLKIT \(rtt\|bql label=load\).*' "$log" | sed "s/^/vm-5.10: /" >&2 || true
+vm_smoke vm-5.10 "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-smoke-$k.log"
