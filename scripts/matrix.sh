@@ -202,15 +202,20 @@ export -f cell
 step "building $(wc -l <"$out/jobs") cells, $jobs at a time"
 tr '\n' '\0' <"$out/jobs" | xargs -0 -P "$jobs" -I{} bash -c 'cell "$1"' _ {}
 
-# Probe results that disagree with the kernel's version.
-while IFS=$'\t' read -r id suite arch kver kdir env; do
-	[ -e "$out/$id.prep" ] && continue
+# Probe results that disagree with the kernel's version, from the probes
+# the cells already ran (probe.sh's cache in each build's compat/), two
+# kernels at a time.
+report() {
+	IFS=$'\t' read -r id suite arch kver kdir env <<<"$1"
+	[ -e "$out/$id.prep" ] && return 0
 	case $env in
 	chroot:*) chroot "$BQLKIT_CACHE/chroots/${env#chroot:}-amd64" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		bash /bqlkit/scripts/probe-report.sh "$kdir" "/bqlkit/out/probe-$id" >"$out/$id.probes" 2>&1 || true ;;
+		bash /bqlkit/scripts/probe-report.sh "$kdir" "/bqlkit/out/$id/$kver/compat" >"$out/$id.probes" 2>&1 || true ;;
 	*) env $(cross_of "$arch") \
-		"$BQLKIT_TOP/scripts/probe-report.sh" "$kdir" "$out/probe-$id" >"$out/$id.probes" 2>&1 || true ;;
+		"$BQLKIT_TOP/scripts/probe-report.sh" "$kdir" "$out/build/$id/$kver/compat" >"$out/$id.probes" 2>&1 || true ;;
 	esac
-done <"$out/kernels"
+}
+export -f report
+tr '\n' '\0' <"$out/kernels" | xargs -0 -P "$jobs" -I{} bash -c 'report "$1"' _ {}
 
 python3 "$BQLKIT_TOP/scripts/matrix-report.py" "$out" "$results" "$BQLKIT_DRIVERS" "$(($(date +%s) - start))"
