@@ -64,6 +64,12 @@ step "make modules_prepare in $obj (Linux $kv)"
 "${mk[@]}" modules_prepare >"$obj/.bqlkit-prepare.log" 2>&1 ||
 	die "make modules_prepare failed in $obj (log: $obj/.bqlkit-prepare.log); is the compiler new enough for Linux $kv?"
 
+# A tree whose kernel is built has the real Module.symvers: keep it.
+if [ -f "$obj/Module.symvers" ] && [ ! -f "$obj/.bqlkit-prepared" ]; then
+	echo "bqlkit: $obj (Linux $kv) has its kernel built (Module.symvers): ready as it is: make import SRC=$tree; make build KDIR=$obj"
+	exit 0
+fi
+
 # Module.symvers stand-in: the in-tree modules whose ABI the kit keeps,
 # built in a scratch copy of their directory.
 : >"$obj/Module.symvers.bqlkit"
