@@ -56,7 +56,10 @@ endian=$(sed -n 's/^#define KERNEL_ELFDATA ELFDATA2//p' "$mod/elfconfig.h")
 case $endian in LSB) e=lsb ;; MSB) e=msb ;; *) die "unknown ELF data encoding '$endian'" ;; esac
 
 # The host's modpost sources: every .c but the target-side ones.
-mapfile -t srcs < <(cd "$mod" && ls ./*.c | grep -v -e mk_elfconfig -e devicetable-offsets -e empty)
+srcs=()
+for f in "$mod"/*.c; do
+	case ${f##*/} in mk_elfconfig.c | devicetable-offsets.c | empty.c) ;; *) srcs+=("${f##*/}") ;; esac
+done
 (cd "$mod" && gcc -O2 -I"$work/src/scripts/include" -o "$work/modpost" "${srcs[@]}") \
 	>"$work/host.log" 2>&1 || { tail -5 "$work/host.log" >&2; die "cannot build modpost from $src"; }
 mkdir -p "$out"
