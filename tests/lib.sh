@@ -145,3 +145,31 @@ vm_smoke() {
 	[ "$rc" -eq 0 ] || [ "$(grep -c 'BQLKIT-RESULT .* FAIL' "$log")" -gt 0 ] ||
 		fail "$name-harness" "smoke.sh exit $rc with no failed check (log: $log)"
 }
+
+# chroot_cell NAME ID DRIVER DIR: build DRIVER for the row ID of
+# scripts/matrix.conf in that row's cached chroot (scripts/matrix.sh, its
+# outputs under DIR); PASS or FAIL NAME.  On success sets CELL_KVER,
+# CELL_CHROOT, CELL_KO (the module, in the chroot's tree) and CELL_LOG (the
+# cell's build log); returns 1 otherwise.
+chroot_cell() {
+	local name=$1 id=$2 drv=$3 dir=$4 bases rc=0 cell status detail env
+	bases=$(dirname "$(base_dir x)")
+	mkdir -p "$dir"
+	MATRIX_RESULTS=$dir BQLKIT_BUILD=$dir/build BQLKIT_BASES=$bases \
+		"$BQLKIT_TOP/scripts/matrix.sh" "^$id\$" >"$dir/out" 2>&1 || rc=$?
+	cell=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; c=r["cells"][sys.argv[2]]
+print(r["kernel"], c["status"], c["detail"])' "$dir/matrix.json" "$drv" 2>/dev/null) || {
+		fail "$name" "the matrix row did not run (exit $rc): $(tail -1 "$dir/out")"
+		return 1
+	}
+	read -r CELL_KVER status detail <<<"$cell"
+	if [ "$status" != ok ]; then
+		fail "$name" "$CELL_KVER: $status $detail"
+		return 1
+	fi
+	pass "$name"
+	env=$(awk -v id="$id" '$1 == id { print $5 }' "$BQLKIT_TOP/scripts/matrix.conf")
+	CELL_CHROOT=$BQLKIT_CACHE/chroots/${env#chroot:}-amd64
+	CELL_KO=$CELL_CHROOT/bqlkit/out/$id/$CELL_KVER/$drv.ko
+	CELL_LOG=$dir/build/matrix/cells/$id.$drv.log
+}

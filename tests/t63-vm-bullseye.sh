@@ -21,28 +21,14 @@ if [ ! -f "$(base_dir 5.10)/MANIFEST" ]; then
 	exit 0
 fi
 id=bullseye-5.10
-rc=0
-bases=$(dirname "$(base_dir x)") # before BQLKIT_BUILD is redirected below
-MATRIX_RESULTS=$tmp BQLKIT_BUILD=$tmp/build BQLKIT_BASES=$bases \
-	"$BQLKIT_TOP/scripts/matrix.sh" "^$id\$" >"$tmp/out" 2>&1 || rc=$?
-cell=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; c=r["cells"]["veth"]
-print(r["kernel"], c["status"], c["detail"])' "$tmp/matrix.json" 2>/dev/null) || {
-	fail build-5.10 "the matrix row did not run (exit $rc): $(tail -1 "$tmp/out")"
-	exit 0
-}
-read -r k status detail <<<"$cell"
-if [ "$status" != ok ]; then
-	fail build-5.10 "$k: $status $detail"
-	exit 0
-fi
-pass build-5.10
-check build-5.10-no-warnings bash -c "! grep -q 'warning:' '$tmp/build/matrix/cells/$id.veth.log'"
-ko=$BQLKIT_CACHE/chroots/bullseye-amd64/bqlkit/out/$id/$k/veth.ko
+bases=$(dirname "$(base_dir x)")
+chroot_cell build-5.10 "$id" veth "$tmp" || exit 0
+k=$CELL_KVER ko=$CELL_KO chroot=$CELL_CHROOT
+check build-5.10-no-warnings bash -c "! grep -q 'warning:' '$CELL_LOG'"
 check build-5.10-series bash -c "modinfo -F bqlkit '$ko' | grep -q 'series=5.10'"
 
 # Vendor export from the chroot's build: git am onto the base, build it
 # standalone in the chroot (gcc-10) against bullseye's headers.
-chroot=$BQLKIT_CACHE/chroots/bullseye-amd64
 if out=$(BQLKIT_BASES=$bases BQLKIT_BUILD=$chroot/bqlkit/out/$id "$BQLKIT_TOP/scripts/export-series.sh" 5.10 veth 2>&1); then
 	pass export-5.10
 	repo=$tmp/repo
