@@ -37,13 +37,15 @@ chroot_dir() {
 			*) die "no chroot recipe for $s" ;;
 			esac
 			"$BQLKIT_TOP/scripts/install-deps.sh" build mmdebstrap
-			step "creating the $s chroot with mmdebstrap (a few minutes; cached in $tar)"
+			mkdir -p "${tar%/*}"
+			step "creating the $s chroot with mmdebstrap (a few minutes; cached in $tar; log: $tar.log)"
 			# The archive this machine reaches may be a frozen snapshot whose
 			# Release files are past Valid-Until: accept them.
-			mmdebstrap --quiet --variant=apt --format=tar --keyring="$kr" \
+			mmdebstrap --verbose --variant=apt --format=tar --keyring="$kr" \
 				--aptopt='Acquire::Check-Valid-Until "false"' \
 				--include=make,gcc,libc6-dev,bc,kmod,quilt,xz-utils,ca-certificates,binutils,perl \
-				"$s" "$tar.tmp" "${srcs[@]}" || die "mmdebstrap $s failed"
+				"$s" "$tar.tmp" "${srcs[@]}" >"$tar.log" 2>&1 ||
+				{ tail -3 "$tar.log" >&2; rm -f "$tar.tmp"; die "mmdebstrap $s failed (log: $tar.log)"; }
 			mv "$tar.tmp" "$tar"
 		fi
 		rm -rf "$dir"
