@@ -5,6 +5,7 @@
 #
 #   apt-private.sh SUITE [--arch ARCH] -- apt-get download PKG...
 #   apt-private.sh SUITE [--arch ARCH] --print-config   (path of its APT_CONFIG)
+#   apt-private.sh SUITE --src -- apt-get source PKG      (deb-src lines only)
 #
 # SUITE: bullseye, bullseye-security, bookworm, bookworm-security,
 # bookworm-backports, trixie, trixie-security, trixie-backports, sid,
@@ -17,11 +18,12 @@ set -euo pipefail
 suite=$1
 shift
 arch=$(dpkg --print-architecture)
-print=
+print='' src=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) arch=$2; shift 2 ;;
 	--print-config) print=1; shift ;;
+	--src) src=1; shift ;;
 	--) shift; break ;;
 	*) die "apt-private.sh: unknown option $1" ;;
 	esac
@@ -40,7 +42,7 @@ case $suite in
 experimental) base=sid ;;
 esac
 
-dir=$BQLKIT_CACHE/apt/$suite-$arch
+dir=$BQLKIT_CACHE/apt/$suite-${src:+src-}$arch
 mkdir -p "$dir"/{lists/partial,archives/partial,cache}
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 # Suites newer than this system's keyring (sid is signed with the keys of
@@ -56,9 +58,11 @@ if [ "$suite" = sid ] || [ "$suite" = experimental ] || [ "${suite%%-*}" = forky
 	fi
 	keyring=$kr
 fi
+kind=deb
+[ -z "$src" ] || kind=deb-src
 {
-	[ -z "$base" ] || echo "deb [arch=$arch signed-by=$keyring] http://deb.debian.org/debian $base main"
-	echo "deb [arch=$arch signed-by=$keyring] $uri $suite main"
+	[ -z "$base" ] || echo "$kind [arch=$arch signed-by=$keyring] http://deb.debian.org/debian $base main"
+	echo "$kind [arch=$arch signed-by=$keyring] $uri $suite main"
 } >"$dir/sources.list"
 cat >"$dir/apt.conf" <<EOC
 Dir::Etc::SourceList "$dir/sources.list";
@@ -79,7 +83,7 @@ if [ -n "$print" ]; then
 	echo "$APT_CONFIG"
 	exit 0
 fi
-if [ -z "$(find "$dir/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
+if [ -z "$(find "$dir/lists" -maxdepth 1 \( -name '*_Packages*' -o -name '*_Sources*' \) -mmin -1440 2>/dev/null | head -1)" ]; then
 	step "apt-get update for $suite ($arch), private lists in $dir"
 	apt-get update -qq >"$dir/update.log" 2>&1 || { tail -3 "$dir/update.log" >&2; die "apt-get update for $suite failed (log: $dir/update.log)"; }
 fi
