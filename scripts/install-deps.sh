@@ -43,11 +43,12 @@ done
 stamp=/var/lib/apt/periodic/bqlkit-update-stamp
 if [ -z "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then
 	step "apt-get update"
-	apt-get update -qq >/dev/null
+	apt_get /tmp/bqlkit-apt-update.log update -qq ||
+		{ tail -3 /tmp/bqlkit-apt-update.log >&2; die "apt-get update failed (log: /tmp/bqlkit-apt-update.log)"; }
 	mkdir -p "$(dirname "$stamp")" && touch "$stamp"
 fi
 step "installing ${missing[*]}"
-if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/bqlkit-apt.log 2>&1; then
+if ! apt_get /tmp/bqlkit-apt.log install -y -qq --no-install-recommends "${missing[@]}"; then
 	tail -5 /tmp/bqlkit-apt.log >&2
 	die "apt-get install ${missing[*]} failed (log: /tmp/bqlkit-apt.log)"
 fi

@@ -21,6 +21,37 @@ step() {
 	echo "bqlkit: [$(date +%H:%M:%S)] $*" >&2
 }
 
+# apt_lock_holder: "PID (COMMAND)" of a process holding dpkg's or apt's
+# lock on this system, or nothing.
+apt_lock_holder() {
+	lslocks -n -o PID,COMMAND,PATH 2>/dev/null |
+		awk '$3 ~ "^/var/lib/(dpkg/lock(-frontend)?|apt/lists/lock|apt/archives/lock)$" {print $1 " (" $2 ")"; exit}'
+}
+
+# apt_get LOG ARG...: apt-get ARG... with its output in LOG.  Another apt or
+# dpkg (a fresh cloud VM runs unattended-upgrades and cloud-init for
+# minutes) makes it wait, saying so once, for up to BQLKIT_APT_LOCK_WAIT
+# seconds (default 900), instead of failing.
+apt_get() {
+	local log=$1 said='' holder rc deadline=$((SECONDS + ${BQLKIT_APT_LOCK_WAIT:-900}))
+	shift
+	while :; do
+		while holder=$(apt_lock_holder) && [ -n "$holder" ] && [ "$SECONDS" -lt "$deadline" ]; do
+			[ -n "$said" ] || note "waiting for the apt/dpkg lock held by process $holder (up to ${BQLKIT_APT_LOCK_WAIT:-900} s)"
+			said=1
+			sleep 2
+		done
+		rc=0
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=60 "$@" >"$log" 2>&1 || rc=$?
+		# Lost the race for a lock that was free a moment ago: wait again.
+		if [ "$rc" -ne 0 ] && [ "$SECONDS" -lt "$deadline" ] &&
+			grep -qE 'Could not get lock|Unable to (acquire|lock)' "$log"; then
+			continue
+		fi
+		return "$rc"
+	done
+}
+
 # kdir_for KVER: the kbuild directory of an installed kernel's headers.
 kdir_for() {
 	echo "/lib/modules/$1/build"
