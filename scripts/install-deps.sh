@@ -43,11 +43,14 @@ done
 stamp=/var/lib/apt/periodic/bqlkit-update-stamp
 if [ -z "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then
 	step "apt-get update"
-	apt-get update -qq >/dev/null
+	apt-get update -qq -o DPkg::Lock::Timeout=600 >/dev/null
 	mkdir -p "$(dirname "$stamp")" && touch "$stamp"
 fi
 step "installing ${missing[*]}"
-if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/bqlkit-apt.log 2>&1; then
+# Another apt (a parallel test run, unattended-upgrades) may hold the dpkg
+# lock: wait for it rather than fail.
+if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	-o DPkg::Lock::Timeout=600 "${missing[@]}" >/tmp/bqlkit-apt.log 2>&1; then
 	tail -5 /tmp/bqlkit-apt.log >&2
 	die "apt-get install ${missing[*]} failed (log: /tmp/bqlkit-apt.log)"
 fi
