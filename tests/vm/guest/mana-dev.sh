@@ -4,7 +4,7 @@
 # (tests/vm/mana-dev.sh): the loaded mana (the kit's or the kernel's) drives
 # real queues.  Phases (bqlkit.phases, comma-separated, default all):
 #   probe ping bulk bql doorbells xdp flap channels mtu reload lost mana_ib
-# Knobs: bqlkit.rate (Mbit/s of the rate-limited wire in bql/xdp, 100),
+# Knobs: bqlkit.rate (Mbit/s of the rate-limited wire in bql, 20),
 # bqlkit.secs (seconds per load phase, 6), bqlkit.flaps (link flaps, 4),
 # bqlkit.reloads (rmmod/insmod rounds, 2), bqlkit.lost (TX completions the
 # device drops in the lost phase, 400), bqlkit.expect_rx_db (batched or
@@ -14,7 +14,7 @@
 . /bqlkit/mana-lib.sh
 
 PHASES=$(knob phases probe,ping,bulk,bql,doorbells,xdp,flap,channels,mtu,reload,lost,mana_ib)
-RATE=$(knob rate 100)
+RATE=$(knob rate 20)
 SECS=$(knob secs 6)
 FLAPS=$(knob flaps 4)
 RELOADS=$(knob reloads 2)
@@ -99,7 +99,7 @@ if want doorbells; then
 			awk -v r="$rxpp" 'BEGIN { exit !(r >= 0.98) }'
 	else
 		check rx_doorbell_batched "RQ doorbell rung once per NAPI poll, not per packet ($rxpp per packet)" \
-			awk -v r="$rxpp" 'BEGIN { exit !(r < 0.9) }'
+			awk -v r="$rxpp" 'BEGIN { exit !(r < 0.95) }'
 	fi
 fi
 

@@ -100,8 +100,13 @@ bql_peak() {
 			END { printf "%d %d\n", mi, ml }'
 }
 
-# udp_start NS DST SECS PAYLOAD SOCKETS: a UDP flood in the background.
+# udp_start NS DST SECS PAYLOAD SOCKETS: a UDP flood in the background,
+# once the wire answers (a port reset just before may still be settling).
 udp_start() {
+	_w=0
+	while [ "$_w" -lt 10 ] && ! in_ns "$1" ping -c 1 -W 1 "$2" >/dev/null 2>&1; do
+		_w=$((_w + 1))
+	done
 	/usr/sbin/ip netns exec "$1" /usr/bin/udpflood send "$2" "$FLOOD_PORT" "$3" "$4" "$5" >"$BQLKIT_RUN/udp.$1.out" 2>&1 &
 	UDP_PID=$!
 }
