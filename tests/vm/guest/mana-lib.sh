@@ -28,6 +28,11 @@ mana_setup() {
 		"$MAC_B") ip link set dev "$_if" netns B && ip -n B link set dev "$_if" name maB || return 1 ;;
 		esac
 	done <"$BQLKIT_RUN/ifaces"
+	# No IPv6: its background packets (MLD reports, router solicitations)
+	# would be charged to BQL in the middle of the XDP_TX measurements.
+	for _n in A B; do
+		in_ns "$_n" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6; echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6' 2>/dev/null
+	done
 	ip -n A addr add "$ADDR_A/24" dev maA &&
 		ip -n B addr add "$ADDR_B/24" dev maB &&
 		ip -n A link set maA up &&
