@@ -13,8 +13,9 @@
 # $BQLKIT_CACHE/qemu/<key>, the key a hash of the QEMU source version, this
 # script, the kit's device and plugin sources and the targets: a change to
 # any of them builds anew (one device file: the source tree and its build
-# directory are kept, so only what changed is recompiled, ~15 s).
-# The first build takes ~8 min on 2 cores; its log is named on failure.
+# directory are kept, so only what changed is recompiled: ~1-3 min).
+# The first build takes ~8 min on 2 idle cores (48 min measured while four
+# other builds shared them); its log is named on failure.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -120,7 +121,7 @@ if [ ! -f "$bld/build.ninja" ]; then
 fi
 bins=()
 for t in $targets; do bins+=("qemu-system-$t"); done
-step "building ${bins[*]} (~8 min the first time on 2 cores, seconds after a device change)"
+step "building ${bins[*]} (~8 min the first time on 2 idle cores, 1-3 min after a device change; log: $log)"
 ninja -C "$bld" -j"$(nproc)" "${bins[@]}" >>"$log" 2>&1 || fail "QEMU build failed"
 
 rm -rf "$out.tmp"

@@ -2,7 +2,9 @@
 // Static audit of the kit's mana BQL backport (tests/t80-mana.sh).  Run on
 // the patched mana sources as one group (spatch --dir), it prints one
 // "FACT <name> <detail>" line per finding; the test asserts on them:
-//   sent              every netdev_tx_sent_queue() call (function:line)
+//   sent              every netdev_tx_sent_queue() call (function:line), or
+//                     "r = __netdev_tx_sent_queue(q, n, more)" (the kit's
+//                     opt-in TX doorbell batching: the same charge)
 //   sent_guarded      a call under "if (!x)" with x a bool parameter of the
 //                     sending function (the XDP flag)
 //   sent_conditional  a call under any "if" (bad on a base without XDP)
@@ -32,12 +34,16 @@ def fact(name, detail):
 // ---- TX charge ----
 @sent@
 identifier fn;
-expression q, n;
+expression q, n, m, r;
 position p;
 @@
 fn(...) {
 <+...
+(
 netdev_tx_sent_queue@p(q, n);
+|
+r = __netdev_tx_sent_queue@p(q, n, m);
+)
 ...+>
 }
 
@@ -49,7 +55,7 @@ fact("sent", "%s:%s" % (fn, p[0].line))
 
 @sent_guarded@
 identifier fn, x;
-expression q, n;
+expression q, n, m, r;
 position p;
 type T1, T2;
 identifier a, b;
@@ -57,7 +63,11 @@ identifier a, b;
 fn(T1 a, T2 b, bool x) {
 <+...
 if (!x)
+(
 	netdev_tx_sent_queue@p(q, n);
+|
+	r = __netdev_tx_sent_queue@p(q, n, m);
+)
 ...+>
 }
 
@@ -72,14 +82,18 @@ fact("sent_guarded", "%s:%s:%s" % (fn, p[0].line, x))
 // have nothing to exclude, so their charge must be unconditional.
 @sent_conditional@
 identifier fn;
-expression c, q, n;
+expression c, q, n, m, r;
 position p;
 @@
 fn(...) {
 <+...
 if (c) {
 	<+...
+(
 	netdev_tx_sent_queue@p(q, n);
+|
+	r = __netdev_tx_sent_queue@p(q, n, m);
+)
 	...+>
 }
 ...+>
@@ -93,12 +107,16 @@ fact("sent_conditional", "%s:%s" % (fn, p[0].line))
 
 @sent_before_db exists@
 identifier sent.fn;
-expression q, n, gc, sq;
+expression q, n, m, r, gc, sq;
 position p1;
 @@
 fn(...) {
 ...
+(
 netdev_tx_sent_queue@p1(q, n);
+|
+r = __netdev_tx_sent_queue@p1(q, n, m);
+)
 ...
 mana_gd_wq_ring_doorbell(gc, sq);
 ...

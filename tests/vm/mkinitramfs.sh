@@ -59,7 +59,7 @@ trap 'rm -rf "$root"' EXIT
 # build_tool NAME: the static guest tool tests/vm/NAME.c, rebuilt when newer.
 build_tool() {
 	local bin=$bindir/$1 src=$VM_DIR/$1.c
-	if [[ ! -x $bin || $src -nt $bin ]]; then
+	if [[ ! -x $bin || $src -nt $bin || $VM_DIR/../../qemu/hw/net/mana_debug.h -nt $bin ]]; then
 		"$cc" -O2 -Wall -static -o "$bin.$$" "$src" || die "cannot build $1"
 		mv "$bin.$$" "$bin"
 	fi
@@ -233,7 +233,7 @@ check_veth() {
 [[ -z $foreign ]] || fetch_foreign busybox-static
 install_busybox
 if [[ -n $foreign ]]; then install_foreign_tools; else install_host_tools; fi
-for tool in udpflood bqlwatch; do
+for tool in udpflood bqlwatch manactl tcpload; do
 	cp "$(build_tool "$tool")" "$root/usr/bin/$tool"
 done
 : >"$root/lib/modules/bqlkit/load.list"

@@ -1,16 +1,21 @@
 #!/bin/bash
 # run-vm.sh --kver KVER --initrd FILE --log FILE [--append "cmdline"]
 #           [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet]
+#           [--qemu DIR] [--qemu-args "ARGS"] [--qmp SOCKET]
 # Boot the Debian kernel KVER with FILE under QEMU (TCG), copy the serial
 # console to stdout (unless --quiet) and to the log.  Fails if the VM timed
 # out or never printed BQLKIT-END.  --arch: Debian architecture of the
 # kernel (amd64 by default; arm64 runs qemu-system-aarch64 -M virt).
+# --qemu: the kit's QEMU (the directory scripts/build-qemu.sh prints: its
+# qemu-system-* and firmware-args) instead of Debian's; --qemu-args: more
+# QEMU arguments (e.g. -netdev/-device for an emulated MANA VF); --qmp: a
+# QMP socket for the host to query and set device properties.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: run-vm.sh --kver KVER --initrd FILE --log FILE [--append STR] [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet]"; }
-kver='' initrd='' logf='' append='' tmo=240 smp=2 mem=1024 quiet=''
+usage() { die "usage: run-vm.sh --kver KVER --initrd FILE --log FILE [--append STR] [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet] [--qemu DIR] [--qemu-args ARGS] [--qmp SOCKET]"; }
+kver='' initrd='' logf='' append='' tmo=240 smp=2 mem=1024 quiet='' qemu_dir='' qemu_args='' qmp=''
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--kver) need_arg "$1" "${2:-}"; kver=$2; shift 2 ;;
@@ -22,6 +27,9 @@ while [[ $# -gt 0 ]]; do
 	--mem) need_arg "$1" "${2:-}"; mem=$2; shift 2 ;;
 	--arch) need_arg "$1" "${2:-}"; VM_ARCH=$2; shift 2 ;;
 	--quiet) quiet=1; shift ;;
+	--qemu) need_arg "$1" "${2:-}"; qemu_dir=$2; shift 2 ;;
+	--qemu-args) qemu_args=${2:-}; shift 2 ;;
+	--qmp) need_arg "$1" "${2:-}"; qmp=$2; shift 2 ;;
 	*) usage ;;
 	esac
 done
@@ -34,22 +42,35 @@ cmdline="panic=-1 quiet $append"
 
 # qemu_cmd: the QEMU command line for this kernel's architecture.
 console=ttyS0
+qemu_bin() {
+	if [[ -n $qemu_dir ]]; then
+		echo "$qemu_dir/$1 $(cat "$qemu_dir/firmware-args")"
+	else
+		echo "$1"
+	fi
+}
+if [[ -n $qemu_dir ]]; then
+	b=qemu-system-x86_64
+	[[ $VM_ARCH != arm64 ]] || b=qemu-system-aarch64
+	[[ -x $qemu_dir/$b && -f $qemu_dir/firmware-args ]] ||
+		die "--qemu $qemu_dir has no $b (scripts/build-qemu.sh, QEMU_TARGETS for other targets)"
+fi
 qemu_cmd() {
 	case $VM_ARCH in
 	amd64)
-		echo qemu-system-x86_64 -accel tcg,thread=multi -cpu qemu64 -M q35 \
+		echo "$(qemu_bin qemu-system-x86_64)" -accel tcg,thread=multi -cpu qemu64 -M q35 \
 			-smp "$smp" -m "$mem" -nographic -no-reboot -nic none \
 			-kernel "$kernel" -initrd "$initrd" ;;
 	arm64)
 		# cortex-a72: -cpu max emulates pointer authentication, slow in TCG.
-		echo qemu-system-aarch64 -accel tcg,thread=multi -cpu cortex-a72 -M virt \
+		echo "$(qemu_bin qemu-system-aarch64)" -accel tcg,thread=multi -cpu cortex-a72 -M virt \
 			-smp "$smp" -m "$mem" -nographic -no-reboot -nic none \
 			-kernel "$kernel" -initrd "$initrd" ;;
 	*) die "unsupported --arch $VM_ARCH (amd64, arm64)" ;;
 	esac
 }
 [[ $VM_ARCH != arm64 ]] || console=ttyAMA0
-qemu=$(qemu_cmd)
+qemu="$(qemu_cmd) $qemu_args${qmp:+ -qmp unix:$qmp,server=on,wait=off}"
 
 mkdir -p "$(dirname "$logf")"
 start=$SECONDS

@@ -2,7 +2,7 @@
 /*
  * udpflood - UDP load generator and sink for the bqlkit VM tests.
  *
- *   udpflood send <ip> <port> <secs> <payload> <nsockets>
+ *   udpflood send <ip> <port> <secs> <payload> <nsockets> [<gso_size>]
  *   udpflood sink <port> <secs>
  *
  * Each mode prints exactly one summary line on stdout:
@@ -12,11 +12,14 @@
  * SIGTERM/SIGINT end the run early; the summary is still printed.
  * The sender counts ENOBUFS/EAGAIN (qdisc full, backpressure) separately
  * from other errors (ECONNREFUSED, ENETDOWN, ... e.g. when the device is
- * deleted under load) and keeps going in both cases.
+ * deleted under load) and keeps going in both cases.  With <gso_size>
+ * each send is one UDP GSO super-packet (UDP_SEGMENT) that the stack
+ * splits into <payload>/<gso_size> datagrams: "sent" counts the sends.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +73,12 @@ static void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 }
 
-static int do_send(const char *ip, int port, double secs, int len, int nsock)
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+static int do_send(const char *ip, int port, double secs, int len, int nsock,
+		   int gso)
 {
 	static char buf[MAX_PAYLOAD];
 	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -89,6 +97,11 @@ static int do_send(const char *ip, int port, double secs, int len, int nsock)
 		if (fds[i] < 0 ||
 		    connect(fds[i], (struct sockaddr *)&dst, sizeof(dst)) < 0) {
 			perror("udpflood: socket/connect");
+			return 1;
+		}
+		if (gso && setsockopt(fds[i], SOL_UDP, UDP_SEGMENT, &gso,
+				      sizeof(gso)) < 0) {
+			perror("udpflood: UDP_SEGMENT");
 			return 1;
 		}
 	}
@@ -149,7 +162,7 @@ static int do_sink(int port, double secs)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: udpflood send <ip> <port> <secs> <payload> <nsockets>\n"
+		"usage: udpflood send <ip> <port> <secs> <payload> <nsockets> [<gso_size>]\n"
 		"       udpflood sink <port> <secs>\n");
 	exit(2);
 }
@@ -158,12 +171,13 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	install_signals();
-	if (argc == 7 && !strcmp(argv[1], "send"))
+	if ((argc == 7 || argc == 8) && !strcmp(argv[1], "send"))
 		return do_send(argv[2],
 			       parse_num(argv[3], "port", 1, 65535),
 			       parse_num(argv[4], "secs", 0, 86400),
 			       parse_num(argv[5], "payload", 0, MAX_PAYLOAD),
-			       parse_num(argv[6], "nsockets", 1, MAX_SOCKETS));
+			       parse_num(argv[6], "nsockets", 1, MAX_SOCKETS),
+			       argc == 8 ? parse_num(argv[7], "gso_size", 1, 65507) : 0);
 	if (argc == 4 && !strcmp(argv[1], "sink"))
 		return do_sink(parse_num(argv[2], "port", 1, 65535),
 			       parse_num(argv[3], "secs", 0, 86400));

@@ -1,0 +1,248 @@
+#!/bin/busybox sh
+# shellcheck shell=dash source-path=SCRIPTDIR
+# mana runtime scenario on two emulated MANA VFs wired together
+# (tests/vm/mana-dev.sh): the loaded mana (the kit's or the kernel's) drives
+# real queues.  Phases (bqlkit.phases, comma-separated, default all):
+#   probe ping bulk bql doorbells xdp flap channels mtu reload lost mana_ib
+# Knobs: bqlkit.rate (Mbit/s of the rate-limited wire in bql, 20),
+# bqlkit.secs (seconds per load phase, 6), bqlkit.flaps (link flaps, 4),
+# bqlkit.reloads (rmmod/insmod rounds, 2), bqlkit.lost (TX completions the
+# device drops in the lost phase, 400), bqlkit.expect_rx_db (batched or
+# per_packet: the RX doorbell behaviour the base/module must show).
+. /bqlkit/lib.sh
+# shellcheck source=mana-lib.sh
+. /bqlkit/mana-lib.sh
+
+PHASES=$(knob phases probe,ping,bulk,bql,doorbells,xdp,flap,channels,mtu,reload,lost,mana_ib)
+RATE=$(knob rate 20)
+SECS=$(knob secs 6)
+FLAPS=$(knob flaps 4)
+RELOADS=$(knob reloads 2)
+LOST=$(knob lost 400)
+EXPECT_RX_DB=$(knob expect_rx_db batched)
+KIT=0
+mana_is_kit && KIT=1
+
+want() { case ",$PHASES," in *",$1,"*) return 0 ;; esac; return 1; }
+
+emit "mana module version=$(cat /sys/module/mana/version 2>/dev/null || echo none) kit=$KIT srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"
+check probe_module "mana.ko inserted" [ "$(module_status mana)" = ok ]
+check probe_two_ports "two emulated VFs probed into two mana netdevs" [ "$(mana_ifaces | wc -l)" -eq 2 ]
+dmesg | grep -iE 'mana|gdma' | head -n 40 | sed 's/^/BQLKIT dmesg /'
+if ! mana_setup; then
+	result setup FAIL "could not move/address the mana ports"
+	exit 1
+fi
+emit "mana queues A=$(in_ns A ls /sys/class/net/maA/queues | tr '\n' ' ')"
+
+if want ping; then
+	check ping "A pings B over the emulated wire" ping_ok
+	check ping_back "B pings A" in_ns B ping -c 3 -W 1 "$ADDR_A"
+fi
+
+# Bulk TCP both ways: TSO and checksum offload on the sending model, the
+# receiving model validates every checksum; the sink checks every byte.
+if want bulk; then
+	mdump bulk0 A maA; mdump bulk0 B maB
+	tcp_bulk A B "$SECS" bulk_tx
+	tcp_bulk B A "$SECS" bulk_rx
+	mdump bulk1 A maA; mdump bulk1 B maB
+	check bulk_tso_used "the stack handed the device TSO WQEs ($(mdelta bulk0 bulk1 maA tx_tso_wqes))" \
+		[ "$(mdelta bulk0 bulk1 maA tx_tso_wqes)" -gt 0 ]
+	check bulk_rx_csum_ok "every received TCP checksum valid (ok=$(mdelta bulk0 bulk1 maB rx_csum_ok) bad=$(mdelta bulk0 bulk1 maB rx_csum_bad))" \
+		[ "$(mdelta bulk0 bulk1 maB rx_csum_bad)" -eq 0 -a "$(mdelta bulk0 bulk1 maB rx_csum_ok)" -gt 0 ]
+	check bulk_rx_csum_ok_A "same for A's receive side (bad=$(mdelta bulk0 bulk1 maA rx_csum_bad))" \
+		[ "$(mdelta bulk0 bulk1 maA rx_csum_bad)" -eq 0 ]
+	check bulk_inflight_zero "A's BQL inflight back to 0 after the streams ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
+fi
+
+# BQL on a rate-limited wire: the SQ fills, BQL limits (kit) or not (stock).
+if want bql; then
+	mctl A maA set rate_mbps "$RATE"
+	udp_start A "$ADDR_B" $((SECS + 3)) 1400 4
+	sleep 1
+	set -- $(bql_peak A maA "$SECS")
+	peak_inflight=$1 peak_limit=$2
+	udp_stop A
+	mctl A maA set rate_mbps 0
+	after=$(bql_settle A maA 5)
+	emit "bql phase=rate$RATE max_inflight=$peak_inflight max_limit=$peak_limit after=$after"
+	in_ns A tc -s qdisc show dev maA | head -n 12 | sed 's/^/BQLKIT qdisc /'
+	if [ "$KIT" = 1 ]; then
+		check bql_limit "BQL limits the SQ under load (max limit $peak_limit, max inflight $peak_inflight)" \
+			[ "$peak_limit" -gt 0 -a "$peak_inflight" -gt 0 ]
+		check bql_inflight_zero "inflight back to 0 after the load ($after)" [ "$after" -eq 0 ]
+	else
+		check bql_absent_stock "the stock driver never charges BQL (max limit $peak_limit, inflight $peak_inflight)" \
+			[ "$peak_limit" -eq 0 -a "$peak_inflight" -eq 0 ]
+	fi
+	check bql_ping "the wire works after the load" ping_ok
+fi
+
+# Doorbells per packet while B receives a flood and A sends it.
+if want doorbells; then
+	mdump db0 A maA; mdump db0 B maB
+	udp_start A "$ADDR_B" "$SECS" 64 4
+	wait "$UDP_PID"
+	cat "$BQLKIT_RUN/udp.A.out"
+	mdump db1 A maA; mdump db1 B maB
+	rx=$(mdelta db0 db1 maB rx_frames)
+	rqdb=$(mdelta db0 db1 maB rq_doorbells)
+	tx=$(mdelta db0 db1 maA tx_wqes)
+	sqdb=$(mdelta db0 db1 maA sq_doorbells)
+	rxpp=$(ratio "$rqdb" "$rx")
+	txpp=$(ratio "$sqdb" "$tx")
+	emit "doorbells rx_frames=$rx rq_doorbells=$rqdb rq_db_per_pkt=$rxpp cq_arms=$(mdelta db0 db1 maB cq_arms) tx_wqes=$tx sq_doorbells=$sqdb sq_db_per_pkt=$txpp"
+	check doorbells_traffic "the flood reached B ($rx frames)" [ "$rx" -gt 1000 ]
+	if [ "$EXPECT_RX_DB" = per_packet ]; then
+		check rx_doorbell_per_packet "RQ doorbell rung once per received packet ($rxpp)" \
+			awk -v r="$rxpp" 'BEGIN { exit !(r >= 0.98) }'
+	else
+		check rx_doorbell_batched "RQ doorbell rung once per NAPI poll, not per packet ($rxpp per packet)" \
+			awk -v r="$rxpp" 'BEGIN { exit !(r < 0.95) }'
+	fi
+fi
+
+# XDP under load on B: XDP_PASS, then XDP_TX bouncing the flood back (its
+# frames share B's SQs but are never charged to BQL), then detach.
+if want xdp; then
+	udp_start A "$ADDR_B" $((SECS * 2 + 6)) 256 2
+	sleep 1
+	if in_ns B ip link set dev maB xdp obj /bqlkit/xdp_pass.o sec xdp; then
+		result xdp_pass_attach PASS "XDP_PASS attached to maB under load"
+	else
+		result xdp_pass_attach FAIL "ip link set maB xdp failed"
+	fi
+	sleep 1
+	check xdp_pass_ping "B still reachable with XDP_PASS" ping_ok
+	in_ns B ip link set dev maB xdp off
+	mdump xdp0 B maB
+	if in_ns B ip link set dev maB xdp obj /bqlkit/xdp_tx.o sec xdp; then
+		result xdp_tx_attach PASS "XDP_TX attached to maB under load"
+	else
+		result xdp_tx_attach FAIL "ip link set maB xdp (xdp_tx) failed"
+	fi
+	set -- $(bql_peak B maB "$SECS")
+	xdp_inflight=$1
+	mdump xdp1 B maB
+	bounced=$(mdelta xdp0 xdp1 maB tx_frames)
+	in_ns B ip link set dev maB xdp off
+	udp_stop A
+	emit "xdp bounced_frames=$bounced b_max_inflight=$xdp_inflight"
+	check xdp_tx_sent "XDP_TX frames left through B's SQs ($bounced)" [ "$bounced" -gt 100 ]
+	check xdp_tx_not_charged "XDP_TX frames never charged to BQL (B's max inflight $xdp_inflight)" [ "$xdp_inflight" -eq 0 ]
+	check xdp_detach_ping "A pings B after XDP is detached" ping_ok
+	check xdp_inflight_zero "inflight 0 on both ports after XDP (A $(bql_settle A maA 5), B $(bql_settle B maB 5))" \
+		[ "$(bql_settle A maA 5)" -eq 0 -a "$(bql_settle B maB 5)" -eq 0 ]
+fi
+
+# ip link set down/up under load, on the sender and on the receiver.
+if want flap; then
+	udp_start A "$ADDR_B" 120 64 4
+	i=0 ok=1
+	while [ "$i" -lt "$FLAPS" ]; do
+		ip -n A link set maA down && ip -n A link set maA up || ok=0
+		sleep 0.5
+		ip -n B link set maB down && ip -n B link set maB up || ok=0
+		sleep 0.5
+		i=$((i + 1))
+	done
+	udp_stop A
+	check flap_ops "$FLAPS down/up rounds on each port under load" [ "$ok" = 1 ]
+	check flap_ping "A pings B after the flaps" ping_ok
+	check flap_inflight_zero "A's inflight 0 after the flaps ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
+fi
+
+# ethtool -L under load.
+if want channels; then
+	max=$(in_ns A ethtool -l maA | awk '/^Pre-set/ { p = 1 } p && /^Combined/ { print $2; exit }')
+	udp_start A "$ADDR_B" 120 64 4
+	ok=1
+	for n in 1 "$max" 1 "$max"; do
+		in_ns A ethtool -L maA combined "$n" || ok=0
+		in_ns B ethtool -L maB combined "$n" || ok=0
+		sleep 1
+	done
+	udp_stop A
+	check channels_ops "ethtool -L combined 1 <-> $max on both ports under load" [ "$ok" = 1 ]
+	check channels_ping "A pings B after the channel changes" ping_ok
+	check channels_inflight_zero "A's inflight 0 after ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
+fi
+
+# MTU change under load.
+if want mtu; then
+	udp_start A "$ADDR_B" 120 64 4
+	ok=1
+	for m in 1400 1500 1280 1500; do
+		in_ns A ip link set dev maA mtu "$m" || ok=0
+		in_ns B ip link set dev maB mtu "$m" || ok=0
+		sleep 1
+	done
+	udp_stop A
+	check mtu_ops "MTU 1400/1500/1280/1500 on both ports under load" [ "$ok" = 1 ]
+	check mtu_ping "A pings B after the MTU changes" ping_ok
+	check mtu_big_ping "a 1472-byte ping fits again" in_ns A ping -c 2 -W 2 -s 1472 -M do "$ADDR_B"
+	check mtu_inflight_zero "A's inflight 0 after ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
+fi
+
+# rmmod/insmod under load: the ports vanish with packets in flight.
+if want reload; then
+	udp_start A "$ADDR_B" 300 64 4
+	i=0 ok=1
+	while [ "$i" -lt "$RELOADS" ]; do
+		sleep 1
+		if grep -q '^mana_ib ' /proc/modules; then rmmod mana_ib || ok=0; fi
+		rmmod mana || ok=0
+		insmod /lib/modules/bqlkit/mana.ko || ok=0
+		sleep 1
+		mana_setup || ok=0
+		if [ "$(module_status mana_ib)" = ok ]; then insmod /lib/modules/bqlkit/mana_ib.ko || ok=0; fi
+		i=$((i + 1))
+	done
+	udp_stop A
+	check reload_ops "$RELOADS rmmod/insmod rounds of mana under load" [ "$ok" = 1 ]
+	check reload_ping "A pings B after the reloads" ping_ok
+	check reload_inflight_zero "A's inflight 0 after ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
+fi
+
+# Lost TX completions: the device drops $LOST CQEs of a single flow.  No
+# base before 7.x has a TX timeout for mana: the queue stays stopped until
+# the port is reset (ip link down/up), whose drain waits for the lost
+# completions up to its timeout.  7.x's watchdog resets the port itself.
+if want lost; then
+	mdump lost0 A maA
+	mctl A maA set drop_tx_cqes "$LOST"
+	udp_start A "$ADDR_B" 6 1400 1
+	wait "$UDP_PID"
+	cat "$BQLKIT_RUN/udp.A.out"
+	sleep 2
+	mdump lost1 A maA
+	dropped=$(mdelta lost0 lost1 maA tx_cqes_dropped)
+	set -- $(bql_of A maA)
+	stuck=$1
+	stopped=$(in_ns A ethtool -S maA | awk '/stop_queue:/ { print $2 }')
+	emit "lost dropped_cqes=$dropped inflight_stuck=$stuck stop_queue=$stopped"
+	check lost_dropped "the device dropped TX completions ($dropped)" [ "$dropped" -gt 0 ]
+	if [ "$KIT" = 1 ]; then
+		check lost_inflight_stuck "BQL keeps the lost bytes in flight ($stuck)" [ "$stuck" -gt 0 ]
+	fi
+	t0=$(uptime_s)
+	ip -n A link set maA down
+	ip -n A link set maA up
+	t1=$(uptime_s)
+	emit "lost reset_secs=$(echo "$t1 $t0" | awk '{printf "%.1f", $1 - $2}')"
+	mctl A maA set drop_tx_cqes 0
+	check lost_recovered_ping "the port reset recovers the queue" ping_ok
+	check lost_inflight_zero "BQL reset with the queues ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
+fi
+
+if want mana_ib; then
+	if [ -n "$(module_status mana_ib)" ]; then
+		check mana_ib_loaded "the kernel's mana_ib.ko loaded next to this mana" [ "$(module_status mana_ib)" = ok ]
+	else
+		result mana_ib_loaded SKIP "this kernel has no mana_ib"
+	fi
+fi
+mdump final A maA
+mdump final B maB
+check dmesg_clean "no WARNING/BUG/Oops" dmesg_check
