@@ -5,6 +5,8 @@
 #   install-deps.sh test                 build + the test suite (QEMU, busybox, ...)
 #   install-deps.sh bench                test + make bench (gnuplot, python3)
 #   install-deps.sh deb                  build + make deb (debhelper, dh-dkms)
+#   install-deps.sh kernel               build + what building a kernel needs
+#                                        (scripts/build-vm-kernel.sh, build-debug-kernels.sh)
 #
 # Only missing packages are installed; apt-get update runs at most once a
 # day (or when a package is unknown).  /etc/apt is never changed.
@@ -29,6 +31,9 @@ if [ "$what" = test ] || [ "$what" = deb ]; then
 fi
 if [ "$what" = bench ]; then
 	pkgs+=(gnuplot-nox python3)
+fi
+if [ "$what" = kernel ]; then
+	pkgs+=(flex bison libelf-dev libssl-dev)
 fi
 
 missing=()

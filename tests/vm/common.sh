@@ -37,3 +37,17 @@ apt_download() {
 		(cd "$dir" && "$VM_DIR/../../scripts/apt-private.sh" "$suite" --arch "$VM_ARCH" -- apt-get -q download "$@")
 	fi
 }
+
+# bpf_object NAME: build $VM_DIR/NAME.c (an XDP program) into BPF bytecode
+# once (the same for every guest architecture); print the object's path.
+bpf_object() {
+	local obj=$BQLKIT_VM_BUILD/bin/$1.o
+	mkdir -p "$(dirname "$obj")"
+	if [[ ! -s $obj || $VM_DIR/$1.c -nt $obj ]]; then
+		command -v clang >/dev/null || die "clang not found (apt-get install clang llvm libbpf-dev)"
+		clang -O2 -g -target bpf -I"/usr/include/$(gcc -dumpmachine)" \
+			-c "$VM_DIR/$1.c" -o "$obj.$$" || die "cannot build $1.o (libbpf-dev?)"
+		mv "$obj.$$" "$obj"
+	fi
+	echo "$obj"
+}

@@ -22,15 +22,8 @@ done
 [[ -n $kver && -n $veth ]] || usage
 logf=${logf:-$BQLKIT_VM_BUILD/logs/faults-$kver-$(date +%Y%m%d-%H%M%S).log}
 
-# The XDP_PASS program (BPF bytecode: the same for every guest architecture).
-xdp=$BQLKIT_VM_BUILD/bin/xdp_pass.o
-mkdir -p "$(dirname "$xdp")"
-if [[ ! -s $xdp || $VM_DIR/xdp_pass.c -nt $xdp ]]; then
-	command -v clang >/dev/null || die "clang not found (apt-get install clang llvm libbpf-dev)"
-	clang -O2 -g -target bpf -I"/usr/include/$(gcc -dumpmachine)" \
-		-c "$VM_DIR/xdp_pass.c" -o "$xdp.$$" || die "cannot build xdp_pass.o (libbpf-dev?)"
-	mv "$xdp.$$" "$xdp"
-fi
+# The XDP_PASS program.
+xdp=$(bpf_object xdp_pass)
 
 initrd=$(mktemp "$BQLKIT_VM_BUILD/initrd-faults-XXXXXX.cpio.gz")
 trap 'rm -f "$initrd"' EXIT
