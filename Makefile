@@ -155,7 +155,7 @@ distclean:
 	rm -rf $(TOP)/build $(TOP)/out
 
 matrix:
-	$(TOP)/scripts/matrix.sh $(or $(MATRIX_FILTER),.)
+	$(TOP)/scripts/matrix.sh '$(or $(MATRIX_FILTER),.)'
 
 export:
 	@test -n "$(BASE)" || { echo 'bqlkit: error: give BASE=<series>, e.g. make export BASE=6.1' >&2; exit 1; }
