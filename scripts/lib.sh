@@ -21,28 +21,40 @@ step() {
 	echo "bqlkit: [$(date +%H:%M:%S)] $*" >&2
 }
 
-# apt_lock_holder: "PID (COMMAND)" of a process holding dpkg's or apt's
-# lock on this system, or nothing.
+# apt_lock_holder [ROOT]: "PID (COMMAND)" of a process holding dpkg's or
+# apt's lock, or nothing.  The locks as the apt configuration (APT_CONFIG: a
+# private one's lists have their own lock) names them; under ROOT for a chroot.
 apt_lock_holder() {
-	lslocks -n -o PID,COMMAND,PATH 2>/dev/null |
-		awk '$3 ~ "^/var/lib/(dpkg/lock(-frontend)?|apt/lists/lock|apt/archives/lock)$" {print $1 " (" $2 ")"; exit}'
+	local root=${1:-} L='' S='' A=''
+	eval "$(apt-config shell L Dir::State::Lists/d S Dir::State::status/f A Dir::Cache::Archives/d 2>/dev/null)" || true
+	S=$(dirname "${S:-/var/lib/dpkg/status}")
+	lslocks -n -o PID,COMMAND,PATH 2>/dev/null | awk -v a="$root$S/lock" -v b="$root$S/lock-frontend" \
+		-v c="$root${L:-/var/lib/apt/lists/}lock" -v d="$root${A:-/var/cache/apt/archives/}lock" \
+		'$3 == a || $3 == b || $3 == c || $3 == d {print $1 " (" $2 ")"; exit}'
 }
 
-# apt_get LOG ARG...: apt-get ARG... with its output in LOG.  Another apt or
+# apt_get [--root DIR] LOG ARG...: apt-get ARG... with its output in LOG
+# (in the chroot DIR, whose /proc the caller mounted).  Another apt or
 # dpkg (a fresh cloud VM runs unattended-upgrades and cloud-init for
 # minutes) makes it wait, saying so once, for up to BQLKIT_APT_LOCK_WAIT
-# seconds (default 900), instead of failing.
+# seconds (default 900), instead of failing.  (apt 2.6's apt-get update
+# ignores DPkg::Lock::Timeout for the lists lock: it fails at once.)
 apt_get() {
-	local log=$1 said='' holder rc deadline=$((SECONDS + ${BQLKIT_APT_LOCK_WAIT:-900}))
+	local root='' log said='' holder rc deadline=$((SECONDS + ${BQLKIT_APT_LOCK_WAIT:-900})) run
+	[ "$1" != --root ] || { root=$2; shift 2; }
+	log=$1
 	shift
+	run=(env DEBIAN_FRONTEND=noninteractive)
+	[ -z "$root" ] || run=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+		DEBIAN_FRONTEND=noninteractive)
 	while :; do
-		while holder=$(apt_lock_holder) && [ -n "$holder" ] && [ "$SECONDS" -lt "$deadline" ]; do
+		while holder=$(apt_lock_holder "$root") && [ -n "$holder" ] && [ "$SECONDS" -lt "$deadline" ]; do
 			[ -n "$said" ] || note "waiting for the apt/dpkg lock held by process $holder (up to ${BQLKIT_APT_LOCK_WAIT:-900} s)"
 			said=1
 			sleep 2
 		done
 		rc=0
-		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=60 "$@" >"$log" 2>&1 || rc=$?
+		"${run[@]}" apt-get -o DPkg::Lock::Timeout=60 "$@" >"$log" 2>&1 || rc=$?
 		# Lost the race for a lock that was free a moment ago: wait again.
 		if [ "$rc" -ne 0 ] && [ "$SECONDS" -lt "$deadline" ] &&
 			grep -qE 'Could not get lock|Unable to (acquire|lock)' "$log"; then

@@ -133,7 +133,7 @@ while read -r id suite arch meta env; do
 		case $suite in *-backports) pin=(-t "$suite") ;; esac
 		alog=$out/$id.apt.log
 		mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
-		"$BQLKIT_TOP/scripts/apt-get.sh" --root "$dir" --log "$alog" update -qq ||
+		apt_get --root "$dir" "$alog" update -qq ||
 			note "$id: apt-get update in the $s chroot failed (log: $alog); going on with its old package lists"
 		kver=$(in_chroot "$dir" apt-cache ${pin[@]:+-o APT::Default-Release=$suite} depends "$meta" 2>/dev/null |
 			sed -n 's/^ *Depends: linux-headers-\(.*\)$/\1/p' | grep -v common | head -1)
@@ -144,9 +144,9 @@ while read -r id suite arch meta env; do
 		fi
 		if [ ! -d "$dir/usr/src/linux-headers-$kver" ]; then
 			step "installing linux-headers-$kver in the $s chroot"
-			"$BQLKIT_TOP/scripts/apt-get.sh" --root "$dir" --log "$alog" install -y -qq --no-install-recommends \
+			apt_get --root "$dir" "$alog.install" install -y -qq --no-install-recommends \
 				"${pin[@]}" "linux-headers-$kver" ||
-				{ echo "FAIL cannot install linux-headers-$kver in the $s chroot (log: $alog)" >"$out/$id.prep"; }
+				{ echo "FAIL cannot install linux-headers-$kver in the $s chroot (log: $alog.install)" >"$out/$id.prep"; }
 		fi
 		kdir=/usr/src/linux-headers-$kver
 		[ -e "$out/$id.prep" ] || row_base "$suite" "$dir$kdir"

@@ -110,7 +110,7 @@ chroot_up() {
 		tar -x -C "$dir/root/bqlkit"
 	if ! ls "$dir"/var/lib/apt/lists/*Packages* >/dev/null 2>&1; then
 		step "chroot: apt-get update (the cached chroot has no package lists)"
-		chroot_run "$dir" /root/bqlkit/scripts/apt-get.sh --log /var/log/bqlkit-apt.log update -qq >&2 ||
+		chroot_run "$dir" bash -c '. /root/bqlkit/scripts/lib.sh && apt_get /var/log/bqlkit-apt.log update -qq' >&2 ||
 			{ note "chroot: apt-get update failed (log: $dir/var/log/bqlkit-apt.log)"; return 1; }
 	fi
 	step "chroot: ready in $(($(date +%s) - start)) s"
