@@ -143,3 +143,54 @@ install_lock() {
 	exec 9>/run/lock/bqlkit-install.lock
 	flock -n 9 || die "another bqlkit install or uninstall is running (lock /run/lock/bqlkit-install.lock): wait for it, then run 'make $1' again"
 }
+
+# debian_suite SERIES: a Debian suite with a linux-source-SERIES package;
+# false for series Debian never packaged (5.15, 6.6, 6.18 LTS).
+debian_suite() {
+	case $1 in
+	5.10) echo bullseye-security ;;
+	6.1 | 6.12) echo bookworm-security ;;
+	7.2) echo sid ;;
+	7.3) echo trixie-backports ;;
+	*) return 1 ;;
+	esac
+}
+
+# source_advice SERIES: how to get a Linux SERIES source for `make import`,
+# true for that release: Debian's linux-source-X.Y where Debian has one
+# (here with apt, or from the suite that has it), else a kernel tree.
+source_advice() {
+	local suite
+	suite=$(debian_suite "$1") || suite=
+	if apt-cache show "linux-source-$1" >/dev/null 2>&1; then
+		echo "'make import SRC=/usr/src/linux-source-$1.tar.xz' (after apt-get install linux-source-$1)"
+	elif [ -n "$suite" ]; then
+		echo "'make import SRC=\$(scripts/fetch-source.sh $suite linux-source-$1)' (Debian $suite's linux-source-$1)"
+	else
+		echo "'make import SRC=<a Linux $1 kernel tree: stable, your vendor's>' (no Debian package has Linux $1)"
+	fi
+}
+
+# is_tree KDIR: true when KDIR is a kernel source tree or its O= build
+# directory (make prepare-tree), not a distro's headers package.
+is_tree() {
+	[ -f "$1/.bqlkit-prepared" ] || [ -f "$1/init/main.c" ] || [ -e "$1/source" ]
+}
+
+# tree_src KDIR: the source tree of a tree or of its O= build directory.
+tree_src() {
+	if [ -e "$1/source" ]; then readlink -f "$1/source"; else readlink -f "$1"; fi
+}
+
+# carried_series: the kernel series the kit has a series for (any driver).
+carried_series() {
+	(cd "$BQLKIT_TOP/patches" && for f in */*/series; do f=${f#*/}; echo "${f%/series}"; done) | sort -uV | tr '\n' ' ' | sed 's/ $//'
+}
+
+# refuse_series SERIES WHAT: die unless the kit carries SERIES or FORCE=1
+# (WHAT: what the refused command would have done).
+refuse_series() {
+	[[ " $(carried_series) " != *" $1 "* ]] || return 0
+	[ -n "${FORCE:-}" ] && { note "the kit has no series for Linux $1: going on as FORCE=1 asks; nothing will build from it"; return 0; }
+	die "the kit has no series for Linux $1 (it carries: $(carried_series)): nothing would build from it, so not $2 (FORCE=1 does it anyway)"
+}
