@@ -26,6 +26,11 @@ kver=$(apt_p apt-cache "${pin[@]}" depends "$meta" 2>/dev/null |
 [ -n "$kver" ] || die "$meta names no kernel in $suite ($arch): apt-private.sh $suite update?"
 hdir=$BQLKIT_CACHE/headers/$kver
 kdir=$hdir/usr/src/linux-headers-$kver
+# Concurrent runs (make matrix, the tests; several users of one cache)
+# extract and repoint one kernel's headers one at a time.
+mkdir -p "$BQLKIT_CACHE/headers"
+exec {lockfd}>"$BQLKIT_CACHE/headers/.$kver.lock"
+flock "$lockfd"
 if [ ! -e "$hdir/.extracted" ]; then
 	debs=$BQLKIT_CACHE/debs/$suite-$arch
 	mkdir -p "$debs"

@@ -99,7 +99,8 @@ while read -r id suite arch meta env; do
 	host | cross)
 		if ! r=$("$BQLKIT_TOP/scripts/get-headers.sh" "$suite" "$arch" "$meta" 2>"$out/$id.prep.err"); then
 			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$suite" "$arch" "-" "-" "$env" >>"$out/kernels"
-			echo "FAIL $(tail -1 "$out/$id.prep.err")" >"$out/$id.prep"
+			echo "FAIL $(grep -m1 '^bqlkit: error:' "$out/$id.prep.err" | sed 's/^bqlkit: error: //' ||
+				echo "get-headers.sh $suite $arch $meta failed: $(tail -1 "$out/$id.prep.err")") (log: $out/$id.prep.err)" >"$out/$id.prep"
 			continue
 		fi
 		read -r kver kdir <<<"$r"
