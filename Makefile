@@ -57,7 +57,9 @@ help:
 	@echo '                      MATRIX_TREES="<tree> ..." prepared 5.15/6.6 trees (rows tree-5.15,'
 	@echo '                      tree-6.6; else $$BQLKIT_CACHE/trees/linux-X.Y.*; none: "not in CI")'
 	@echo '  make export BASE=X.Y [DRIVER=veth]  mail-formatted patches for git am on a tree of'
-	@echo '                      that base, compat folded in -> build/export/X.Y/<driver>/'
+	@echo '                      that base, compat folded in -> build/export/X.Y/<driver>/ (every driver'
+	@echo '                      with a non-empty series; From: the upstream author, Signed-off-by:'
+	@echo '                      SIGNOFF="Name <email>" or git config user.name/user.email)'
 	@echo '  make build          build for KVER into build/KVER/ (headers must be installed)'
 	@echo '  make import SRC=…   import driver sources from a kernel source into build/bases/X.Y'
 	@echo '                      (KSRC= is the same; a tarball, an unpacked tree or a git tree)'
@@ -79,7 +81,8 @@ help:
 	@echo 'variables:'
 	@echo '  KVER=$(KVER)  KDIR=<headers dir, default /lib/modules/KVER/build>'
 	@echo '  SRC=<kernel source to import>  DRIVERS=$(DRIVERS)  STRICT=1 (refuse a source of another'
-	@echo '  sublevel than the kernel; another series is always refused)'
+	@echo '  sublevel than the kernel; another series is always refused; a tree: always refused)'
+	@echo '  FORCE=1 (make import/prepare-tree of a release the kit has no series for)'
 	@echo '  BQLKIT_CACHE=$(BQLKIT_CACHE) (downloads: kernel images, chroots)'
 	@echo '  DESTDIR=<dir> (make dkms-source)  DEB_VERSION=<ver> (make deb)  GIT_REV=<rev> (import from git)'
 	@echo '  BQLKIT_NO_INITRAMFS=1 (install/uninstall: leave the initramfs alone)'
@@ -155,7 +158,7 @@ distclean:
 	rm -rf $(TOP)/build $(TOP)/out
 
 matrix:
-	$(TOP)/scripts/matrix.sh $(or $(MATRIX_FILTER),.)
+	$(TOP)/scripts/matrix.sh '$(or $(MATRIX_FILTER),.)'
 
 export:
 	@test -n "$(BASE)" || { echo 'bqlkit: error: give BASE=<series>, e.g. make export BASE=6.1' >&2; exit 1; }

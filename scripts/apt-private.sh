@@ -85,7 +85,7 @@ if [ -n "$print" ]; then
 fi
 if [ -z "$(find "$dir/lists" -maxdepth 1 \( -name '*_Packages*' -o -name '*_Sources*' \) -mmin -1440 2>/dev/null | head -1)" ]; then
 	step "apt-get update for $suite ($arch), private lists in $dir"
-	apt-get update -qq >"$dir/update.log" 2>&1 || { tail -3 "$dir/update.log" >&2; die "apt-get update for $suite failed (log: $dir/update.log)"; }
+	apt_get "$dir/update.log" update -qq || { tail -3 "$dir/update.log" >&2; die "apt-get update for $suite failed (log: $dir/update.log)"; }
 fi
 [ $# -gt 0 ] || exit 0
 exec "$@"

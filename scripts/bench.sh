@@ -135,10 +135,11 @@ for k in "${kernels[@]}"; do
 	# build/ is shared: a concurrent build of the same kernel can make this
 	# one fail; try again before giving up.
 	for try in 1 2 3; do
-		BQLKIT_DRIVERS=veth "$BQLKIT_TOP/scripts/build.sh" "$k" >"$tmpd/build.log" 2>&1 && break
+		blog=$BQLKIT_BUILD/bench-build-$k.log
+		BQLKIT_DRIVERS=veth "$BQLKIT_TOP/scripts/build.sh" "$k" >"$blog" 2>&1 && break
 		[ "$try" -lt 3 ] ||
-			{ tail -5 "$tmpd/build.log" >&2; die "$k: scripts/build.sh failed (headers installed? tests/setup.sh installs the test kernels)"; }
-		note "$k: scripts/build.sh failed (try $try/3): $(tail -1 "$tmpd/build.log"); again in 20 s"
+			{ tail -5 "$blog" >&2; die "$k: scripts/build.sh failed (log: $blog; headers installed? tests/setup.sh installs the test kernels)"; }
+		note "$k: scripts/build.sh failed (try $try/3): $(tail -1 "$blog"); again in 20 s"
 		sleep 20
 	done
 	# Our own copy: build/ is shared, another build must not change it mid-run.

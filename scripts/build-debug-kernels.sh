@@ -22,7 +22,7 @@ top=$BQLKIT_CACHE/debug
 mkdir -p "$top/src" "$top/build"
 builder=$BQLKIT_TOP/scripts/build-vm-kernel.sh
 
-"$BQLKIT_TOP/scripts/install-deps.sh" kernel
+"$BQLKIT_TOP/scripts/install-deps.sh" tree
 for series in "$@"; do
 	tarball=/usr/src/linux-source-$series.tar.xz
 	[ -f "$tarball" ] || "$BQLKIT_TOP/scripts/install-deps.sh" test "linux-source-$series"

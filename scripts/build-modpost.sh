@@ -33,9 +33,10 @@ mod=$work/src/scripts/mod
 mkdir -p "$work/target"
 cp "$mod/devicetable-offsets.c" "$mod/empty.c" "$work/target/"
 echo 'obj-m :=' >"$work/target/Kbuild"
+mkdir -p "$out"
 make -C "$kdir" M="$work/target" ${ARCH:+ARCH=$ARCH} ${CROSS_COMPILE:+CROSS_COMPILE=$CROSS_COMPILE} \
-	devicetable-offsets.s empty.o >"$work/target.log" 2>&1 ||
-	{ tail -5 "$work/target.log" >&2; die "cannot compile devicetable-offsets.c for $kdir"; }
+	devicetable-offsets.s empty.o >"$out/build-modpost-target.log" 2>&1 ||
+	{ tail -5 "$out/build-modpost-target.log" >&2; die "cannot compile devicetable-offsets.c for $kdir (log: $out/build-modpost-target.log)"; }
 
 # devicetable-offsets.h, as Kbuild's filechk_offsets writes it.
 {
@@ -61,7 +62,7 @@ for f in "$mod"/*.c; do
 	case ${f##*/} in mk_elfconfig.c | devicetable-offsets.c | empty.c) ;; *) srcs+=("${f##*/}") ;; esac
 done
 (cd "$mod" && gcc -O2 -I"$work/src/scripts/include" -o "$work/modpost" "${srcs[@]}") \
-	>"$work/host.log" 2>&1 || { tail -5 "$work/host.log" >&2; die "cannot build modpost from $src"; }
-mkdir -p "$out"
+	>"$out/build-modpost-host.log" 2>&1 ||
+	{ tail -5 "$out/build-modpost-host.log" >&2; die "cannot build modpost from $src (log: $out/build-modpost-host.log)"; }
 cp "$work/modpost" "$out/modpost.real-$e-$class"
 echo "$out/modpost.real-$e-$class"

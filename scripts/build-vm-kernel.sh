@@ -29,11 +29,12 @@ mkdir -p "$2"
 out=$(readlink -f "$2")
 [ -f "$tree/arch/x86/configs/tiny.config" ] || die "$tree is not a kernel source tree"
 [ ! -f "$tree/.config" ] || die "$tree has a .config: O= builds need a clean tree (make mrproper)"
+"$BQLKIT_TOP/scripts/install-deps.sh" tree
 mk() { nice -n "${VM_NICE:-19}" make -C "$tree" O="$out" ARCH=x86_64 "$@"; }
 cfg() { "$tree/scripts/config" --file "$out/.config" "$@"; }
 
 step "configuring $tree in $out"
-mk -s tinyconfig >/dev/null
+mk -s tinyconfig >"$out/config.log" 2>&1 || die "make tinyconfig failed (log: $out/config.log)"
 # Base system: console, initramfs, the guest's userland (glibc tools).
 cfg -e 64BIT -e SMP -e PRINTK -e BUG -e DEBUG_BUGVERBOSE -e KALLSYMS \
 	-e TTY -e SERIAL_8250 -e SERIAL_8250_CONSOLE \
@@ -68,7 +69,7 @@ kcsan)
 esac
 # shellcheck disable=SC2086 # VM_CONFIG is a word list
 [ -z "${VM_CONFIG:-}" ] || cfg $VM_CONFIG
-mk -s olddefconfig
+mk -s olddefconfig >>"$out/config.log" 2>&1 || die "make olddefconfig failed (log: $out/config.log)"
 # olddefconfig drops what it cannot satisfy: check what matters.
 for s in VETH=m BQL=y MODVERSIONS=y MODULE_UNLOAD=y NET_NS=y NET_SCH_FQ_CODEL=y \
 	NET_SCH_INGRESS=y NET_CLS_U32=y NET_ACT_GACT=y DEVTMPFS=y SERIAL_8250_CONSOLE=y \

@@ -21,6 +21,11 @@ drivers=${*:-$BQLKIT_DRIVERS}
 kdir=${KDIR:-$(kdir_for "$kver")}
 [ -f "$kdir/Makefile" ] ||
 	die "no kernel headers for $kver at $kdir (install them: apt-get install linux-headers-$kver)"
+# A kernel tree must be configured and modules_prepare'd first (else the
+# compiler fails on an empty -Wframe-larger-than= and the like).
+if is_tree "$kdir" && [ ! -f "$kdir/include/config/auto.conf" ]; then
+	die "$kdir is a kernel tree that is not prepared for building modules: run 'make prepare-tree TREE=$kdir' first"
+fi
 kv=$(kernel_version "$kdir") || die "cannot read the kernel version of $kdir"
 series=$(series_of "$kv")
 out=$BQLKIT_BUILD/$kver
@@ -42,7 +47,7 @@ for drv in $drivers; do
 	fi
 	base=$(base_dir "$series")
 	[ -f "$base/MANIFEST" ] ||
-		die "no imported Linux $series source for $drv: run 'make import SRC=/usr/src/linux-source-$series.tar.xz' (Debian: apt-get install linux-source-$series)"
+		die "no imported Linux $series source for $drv: run $(if is_tree "$kdir"; then echo "'make import SRC=$(tree_src "$kdir")'"; else source_advice "$series"; fi)"
 	bv=$(manifest_get "$base" version)
 	[ "$(series_of "$bv")" = "$series" ] ||
 		die "base $base holds Linux $bv, not $series: re-import it (make import SRC=...)"
@@ -53,6 +58,10 @@ for drv in $drivers; do
 		fi
 	fi
 	if [ "$bv" != "$kv" ]; then
+		# A tree is its own source: another sublevel's base is never right
+		# for it (a stable release changes the driver's context).
+		is_tree "$kdir" &&
+			die "$drv: the imported Linux $series source is $bv but the tree $kdir is Linux $kv: re-import from this tree: make import SRC=$(tree_src "$kdir")"
 		[ -z "${STRICT:-}" ] ||
 			die "$drv: imported source is Linux $bv but kernel $kver is Linux $kv (STRICT=1): import the matching source"
 		note "$drv: building from Linux $bv source for kernel $kver (Linux $kv)"
@@ -74,10 +83,16 @@ for drv in $drivers; do
 		quilt --quiltrc "$BQLKIT_TOP/scripts/quiltrc" push -a 2>&1); then
 		failed=$(sed -n 's/^Applying patch \(.*\)/\1/p' <<<"$qout" | tail -1)
 		echo "$qout" >"$out/$drv-quilt.log"
-		die "$drv: patch ${failed:-?} of series $series does not apply to the imported Linux $bv source (log: $out/$drv-quilt.log); import Debian's linux-source-$series, which the series is made for (make import SRC=/usr/src/linux-source-$series.tar.xz), or refresh the series for this source (docs/design.md, 'Adding a base series')"
+		die "$drv: patch ${failed:-?} of series $series does not apply to the imported Linux $bv source (log: $out/$drv-quilt.log): $(if [ "$(manifest_get "$base" package)" = unknown ] && debian_suite "$series" >/dev/null; then
+			echo "import Debian's linux-source-$series, which the series is made for: $(source_advice "$series")"
+		else
+			echo "this source changed $drv where the kit's backport touches it (a vendor or later stable change), so the kit cannot build $drv for it as it is; send the log to the kit's maintainers"
+		fi)"
 	fi
-	if grep -q 'offset\|fuzz' <<<"$qout"; then
-		note "$drv: series $series applies to Linux $bv with offsets; run 'make drift' and refresh it"
+	# quilt runs with --fuzz=0: every hunk's context matched exactly, only
+	# its line numbers moved (code added or removed elsewhere in the file).
+	if grep -q 'offset' <<<"$qout"; then
+		note "$drv: series $series applies to Linux $bv at shifted line numbers ($(grep -c 'with offset' <<<"$qout") hunks; every hunk's context matched exactly, no fuzz): the result is the kit's backport; it is compiled and checked below as for any base"
 	fi
 
 	# A driver may prove its base has what the kit would otherwise add.

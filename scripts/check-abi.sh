@@ -27,7 +27,12 @@ msv=$BQLKIT_BUILD/$kver/$drv/Module.symvers
 # Module.symvers: CRC <tab> symbol <tab> module <tab> export type [<tab> namespace]
 want=$(awk -F'\t' -v m="$abi" '$3 == m { print $2 "\t" $1 "\t" $4 "\t" $5 }' "$ksv" | LC_ALL=C sort)
 if [ -z "$want" ]; then
-	note "$drv: kernel $kver exports nothing from $abi (module not built in-tree?): no ABI to keep"
+	sym=$(sed -n 's/^KCONFIG=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
+	if grep -q "^$sym=[ym]" "$kdir/include/config/auto.conf" 2>/dev/null; then
+		note "$drv: the in-tree $drv of kernel $kver exports no symbols ($ksv lists none from $abi): no ABI to keep"
+	else
+		note "$drv: kernel $kver does not build the in-tree $drv ($sym is not set): no ABI to keep"
+	fi
 	exit 0
 fi
 have=$(awk -F'\t' '{ print $2 "\t" $1 "\t" $4 "\t" $5 }' "$msv" | LC_ALL=C sort)

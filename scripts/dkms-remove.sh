@@ -18,7 +18,8 @@ left=$(for d in "$tree"/*/*/module; do
 done)
 kernels=$(cut -d' ' -f1 <<<"$left" | sort -u | tr '\n' ' ')
 step "dkms remove bqlkit/$v --all${kernels:+ (installed for: ${kernels% })}"
-dkms remove "bqlkit/$v" --all >/dev/null 2>&1 || true
+dkms remove "bqlkit/$v" --all >>/var/log/bqlkit-dkms.log 2>&1 ||
+	note "dkms remove bqlkit/$v --all failed (log: /var/log/bqlkit-dkms.log); removing its files by hand"
 while read -r k f; do
 	[ -n "$k" ] || continue
 	if [ -f "/lib/modules/$k/updates/dkms/$f" ]; then

@@ -3,9 +3,17 @@
 # that `git am` applies, in order, to a kernel tree of that base, with the
 # compat layer folded in so the result needs nothing from the kit.
 #
-#   export-series.sh SERIES [DRIVER...]     (default: every driver with SERIES)
+#   export-series.sh SERIES [DRIVER...]
 #
-# Output: build/export/<SERIES>/<driver>/NNNN-*.patch.  The first patch of a
+# Default: every driver whose SERIES series is not empty and whose sources
+# are in the imported base; the others are named with the reason.
+# Output: build/export/<SERIES>/<driver>/NNNN-*.patch (only the exported
+# drivers' directories are replaced).  Stable-backport form: From: the
+# upstream author of the change (patches/upstream.conf) with "commit <id>
+# upstream." or the posting it backports in the message; kit-only patches
+# (the compat header) from the kit's maintainers; the backporter's
+# Signed-off-by: from SIGNOFF="Name <email>", else git config user.name and
+# user.email.  The first patch of a
 # driver adds <driver dir>/bqlkit_compat.h: this base's probe results
 # (taken from a kernel of that series whose headers the kit has probed, see
 # KVER below) followed by compat/bqlkit_compat.h, included by the driver's
@@ -19,13 +27,54 @@ set -euo pipefail
 [ $# -ge 1 ] || die "usage: export-series.sh SERIES [DRIVER...]"
 series=$1
 shift
-drivers=${*:-}
-if [ -z "$drivers" ]; then
-	for d in "$BQLKIT_TOP"/patches/*/"$series"/series; do
-		[ -f "$d" ] && drivers="$drivers $(basename "$(dirname "$(dirname "$d")")")"
+[[ " $(carried_series) " == *" $series "* ]] ||
+	die "the kit has no series for Linux $series (it carries: $(carried_series)): nothing to export"
+base=$(base_dir "$series")
+[ -f "$base/MANIFEST" ] || die "no imported Linux $series source to export against: $(source_advice "$series")"
+
+# why_not DRIVER: why DRIVER is not exported for this base (nothing: it is).
+why_not() {
+	local pdir=$BQLKIT_TOP/patches/$1/$series
+	if [ ! -f "$pdir/series" ]; then
+		echo "the kit has no $1 series for Linux $series"
+	elif [[ " $(manifest_get "$base" absent) " == *" $1 "* ]]; then
+		echo "$1 is not in Linux $(manifest_get "$base" version)"
+	elif ! grep -qv '^#' "$pdir/series"; then
+		echo "its Linux $series series is empty: the base already has what the kit adds$(grep -q '^AUDIT=' "$BQLKIT_TOP/drivers/$1/driver.conf" && echo ", as $(sed -n 's/^AUDIT=//p' "$BQLKIT_TOP/drivers/$1/driver.conf") checks")"
+	elif [[ " $(manifest_get "$base" drivers) " != *" $1 "* ]]; then
+		echo "its sources are not in the imported Linux $series base (imported without it: re-import with DRIVERS including $1)"
+	fi
+}
+drivers=
+if [ $# -gt 0 ]; then
+	for d in "$@"; do
+		[ -f "$BQLKIT_TOP/drivers/$d/driver.conf" ] || die "the kit has no driver $d (it has: $BQLKIT_DRIVERS)"
+		w=$(why_not "$d")
+		[ -z "$w" ] || die "$d: not exported for Linux $series: $w"
+		drivers="$drivers $d"
 	done
+else
+	for d in $BQLKIT_DRIVERS; do
+		w=$(why_not "$d")
+		if [ -n "$w" ]; then
+			note "$d: not exported: $w"
+		else
+			drivers="$drivers $d"
+		fi
+	done
+	[ -n "$drivers" ] || die "no driver to export for Linux $series (see above)"
 fi
-[ -n "$drivers" ] || die "the kit has no series $series (it has: $(cd "$BQLKIT_TOP/patches" && ls -d */* | tr '\n' ' '))"
+
+# Who signs off the export: the backporter.
+signoff=${SIGNOFF:-}
+if [ -z "$signoff" ]; then
+	gn=$(git -C "$BQLKIT_TOP" config user.name 2>/dev/null || true)
+	ge=$(git -C "$BQLKIT_TOP" config user.email 2>/dev/null || true)
+	[ -n "$gn" ] && [ -n "$ge" ] && signoff="$gn <$ge>"
+fi
+[[ $signoff =~ ^[^\<\>]+\ \<[^\<\>@\ ]+@[^\<\>\ ]+\>$ ]] ||
+	die "who signs off the exported patches? give SIGNOFF='Your Name <you@example.org>' (or set git config user.name and user.email)${signoff:+; '$signoff' is not 'Name <email>'}"
+maint=$(sed -n 's/^Maintainer: //p' "$BQLKIT_TOP/scripts/deb/debian/control")
 
 # Probe results of a kernel of this series.
 cfg=
@@ -37,11 +86,16 @@ for k in ${KVER:-$(ls "$BQLKIT_BUILD" 2>/dev/null)}; do
 	v=$(cat "$BQLKIT_BUILD/$k/compat/kernel_version" 2>/dev/null || kernel_version "$(kdir_for "$k")" 2>/dev/null || true)
 	[ -n "$v" ] && [ "$(series_of "$v")" = "$series" ] && { cfg=$f; break; }
 done
-[ -n "$cfg" ] || die "no probed kernel of series $series: run 'make build KVER=<a $series kernel>' (or 'make build KDIR=<prepared $series tree>') first (or give KVER=)"
+if [ -z "$cfg" ]; then
+	if debian_suite "$series" >/dev/null; then
+		die "no probed kernel of Linux $series yet: run 'make build KVER=<a Linux $series kernel whose headers are installed>' first (or give KVER= of one built)"
+	fi
+	die "no probed kernel of Linux $series yet: run 'make build KDIR=<your Linux $series tree, after make prepare-tree TREE=...>' first (or give KVER= of one built)"
+fi
 
 out=$BQLKIT_BUILD/export/$series
-rm -rf "$out"
 for drv in $drivers; do
+	rm -rf "${out:?}/$drv"
 	pdir=$BQLKIT_TOP/patches/$drv/$series
 	[ -f "$pdir/series" ] || die "$drv has no series $series"
 	# The file that includes the folded compat header: MAIN= in driver.conf,
@@ -54,16 +108,21 @@ for drv in $drivers; do
 	ddir=$(dirname "$main")
 	mkdir -p "$out/$drv"
 	n=1
-	mail() { # NUM SUBJECT BODYFILE DIFFFILE
+	mail() { # NUM SUBJECT BODYFILE DIFFFILE AUTHOR
 		local f
 		f=$out/$drv/$(printf '%04d' "$1")-$(echo "$2" | tr -c 'A-Za-z0-9\n' - | tr -s - | sed 's/^-//; s/-$//' | cut -c1-52).patch
 		{
 			echo "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
-			echo "From: bqlkit <bqlkit@localhost>"
+			echo "From: $5"
 			echo "Date: $(date -R)"
 			echo "Subject: [PATCH $(printf '%02d' "$1")] $2"
 			echo
 			cat "$3"
+			echo
+			# The author's sign-off (their submission carries it), then the
+			# backporter's.
+			echo "Signed-off-by: $5"
+			[ "$5" = "$signoff" ] || echo "Signed-off-by: $signoff"
 			echo "---"
 			cat "$4"
 			echo "-- "
@@ -80,9 +139,13 @@ for drv in $drivers; do
 		echo "#ifndef _BQLKIT_COMPAT_H"
 		echo "#define _BQLKIT_COMPAT_H"
 		grep '^#define \(HAVE\|NEED\)_' "$cfg" || true
-		cat "$tmpd/compat.body"
+		# The networking comment style ("/* text" on the first line), as
+		# checkpatch wants it in drivers/net.
+		awk 'prev == "/*" && /^ \* / { sub(/^ \* /, ""); print "/* " $0; prev = ""; next }
+			prev == "/*" { print prev } { prev = $0 } prev != "/*" { print }
+			END { if (prev == "/*") print prev }' "$tmpd/compat.body"
 		echo "#endif /* _BQLKIT_COMPAT_H */"
-	} >"$tmpd/bqlkit_compat.h"
+	} | cat -s >"$tmpd/bqlkit_compat.h"
 	hdr_lines=$(wc -l <"$tmpd/bqlkit_compat.h")
 	{
 		echo "diff --git a/$ddir/bqlkit_compat.h b/$ddir/bqlkit_compat.h"
@@ -99,16 +162,32 @@ for drv in $drivers; do
 	} >"$tmpd/diff"
 	printf 'The kit'"'"'s compat layer for Linux %s, resolved with the probe results\nof %s: supplies the APIs the following patches use that\nthis base lacks.\n\n' \
 		"$series" "$(basename "$(dirname "$(dirname "$cfg")")")" >"$tmpd/body"
-	mail $n "$drv: bqlkit compat for Linux $series" "$tmpd/body" "$tmpd/diff"
+	mail $n "$drv: bqlkit compat for Linux $series" "$tmpd/body" "$tmpd/diff" "$maint"
 	# 2..: the series, DEP-3 header as the commit message.
 	while read -r p; do
 		case $p in *bqlkit-*test-hook*) continue ;; esac
 		n=$((n + 1))
 		subj=$(sed -n 's/^Description: //p' "$pdir/$p" | head -1)
-		awk '/^Description: /{on=1; next} /^---$/{exit} on && /^ /{sub(/^ /,""); if ($0==".") $0=""; print; next} on{print}' \
-			"$pdir/$p" >"$tmpd/body"
+		# The upstream author and commit or posting (patches/upstream.conf).
+		if grep -q '^Origin: vendor' "$pdir/$p"; then
+			author=$maint up=
+		else
+			IFS='|' read -r _ author up < <(awk -F' *[|] *' -v s="$subj" '$1 == s { print $1 "|" $2 "|" $3; exit }' \
+				"$BQLKIT_TOP/patches/upstream.conf")
+			[ -n "$author" ] || die "patches/$drv/$series/$p backports '$subj' but patches/upstream.conf names no upstream author for it: add its line"
+		fi
+		{
+			case $up in
+			'') ;;
+			posting:*) printf 'Backport of the netdev posting "%s" (not merged upstream when this was written).\n' "${up#posting: }" |
+				fold -s -w 72 | sed 's/ *$//'; echo ;;
+			*) printf 'commit %s upstream.\n\n' "$up" ;;
+			esac
+			awk '/^Description: /{on=1; next} /^[A-Z][A-Za-z-]*: /{on=0} /^---$/{exit} on && /^ /{sub(/^ /,""); if ($0==".") $0=""; print; next}' \
+				"$pdir/$p"
+		} >"$tmpd/body"
 		sed -n '/^--- a\//,$p' "$pdir/$p" | sed '1i diff --git a/'"$(sed -n 's/^--- a\///p' "$pdir/$p" | head -1)"' b/'"$(sed -n 's/^--- a\///p' "$pdir/$p" | head -1)" >"$tmpd/diff"
-		mail $n "$subj" "$tmpd/body" "$tmpd/diff"
+		mail $n "$subj" "$tmpd/body" "$tmpd/diff" "$author"
 	done < <(grep -v '^#' "$pdir/series")
 	rm -rf "$tmpd"
 	echo "bqlkit: exported $drv/$series: $(ls "$out/$drv" | wc -l) patches in $out/$drv"

@@ -19,8 +19,8 @@ ver=$("$BQLKIT_TOP/scripts/apt-private.sh" "$suite" -- apt-cache "${pin[@]}" pol
 deb=$debs/${pkg}_${ver//:/%3a}_all.deb
 if [ ! -f "$deb" ]; then
 	step "downloading $pkg $ver from $suite (~150 MB)"
-	(cd "$debs" && "$BQLKIT_TOP/scripts/apt-private.sh" "$suite" -- apt-get download -qq "$pkg=$ver" >/dev/null) ||
-		die "cannot download $pkg from $suite"
+	(cd "$debs" && "$BQLKIT_TOP/scripts/apt-private.sh" "$suite" -- apt-get download -qq "$pkg=$ver" >>"$debs/download.log" 2>&1) ||
+		die "cannot download $pkg from $suite (log: $debs/download.log)"
 fi
 tarball=$dest/$pkg.tar.xz
 if [ ! -f "$tarball" ] || [ "$deb" -nt "$tarball" ]; then

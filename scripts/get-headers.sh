@@ -26,18 +26,24 @@ kver=$(apt_p apt-cache "${pin[@]}" depends "$meta" 2>/dev/null |
 [ -n "$kver" ] || die "$meta names no kernel in $suite ($arch): apt-private.sh $suite update?"
 hdir=$BQLKIT_CACHE/headers/$kver
 kdir=$hdir/usr/src/linux-headers-$kver
+# Concurrent runs (make matrix, the tests; several users of one cache)
+# extract and repoint one kernel's headers one at a time.
+mkdir -p "$BQLKIT_CACHE/headers"
+exec {lockfd}>"$BQLKIT_CACHE/headers/.$kver.lock"
+flock "$lockfd"
 if [ ! -e "$hdir/.extracted" ]; then
 	debs=$BQLKIT_CACHE/debs/$suite-$arch
 	mkdir -p "$debs"
 	step "downloading linux-headers-$kver ($suite, $arch)"
-	(cd "$debs" && apt_p apt-get download -qq "linux-headers-$kver" >/dev/null) ||
-		die "cannot download linux-headers-$kver from $suite"
+	(cd "$debs" && apt_p apt-get download -qq "linux-headers-$kver" >>"$debs/download.log" 2>&1) ||
+		die "cannot download linux-headers-$kver from $suite (log: $debs/download.log)"
 	hdeb=$(ls "$debs"/linux-headers-"${kver}"_*.deb | tail -1)
 	deps=$(dpkg-deb -f "$hdeb" Depends)
 	common=$(grep -o 'linux-headers-[^ ,]*-common[^ ,]*' <<<"$deps" | head -1)
 	kbuild=$(grep -o 'linux-kbuild-[^ ,]*' <<<"$deps" | head -1)
 	[ -n "$common" ] && [ -n "$kbuild" ] || die "linux-headers-$kver names no -common or kbuild package"
-	(cd "$debs" && apt_p apt-get download -qq "$common" >/dev/null) || die "cannot download $common"
+	(cd "$debs" && apt_p apt-get download -qq "$common" >>"$debs/download.log" 2>&1) ||
+		die "cannot download $common from $suite (log: $debs/download.log)"
 	[ -d "/usr/lib/$kbuild/scripts" ] || "$BQLKIT_TOP/scripts/install-deps.sh" build "$kbuild"
 	[ -d "/usr/lib/$kbuild/scripts" ] || die "no /usr/lib/$kbuild on this host: build $kver in a chroot"
 	rm -rf "$hdir.tmp"

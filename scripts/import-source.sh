@@ -97,6 +97,7 @@ fi
 ver=$(kernel_version "$stage/tree") ||
 	die "'$src' has no top-level Makefile with VERSION/PATCHLEVEL/SUBLEVEL: not a kernel source"
 series=$(series_of "$ver")
+refuse_series "$series" "importing '$src'"
 
 # A driver none of whose files are in the source is absent from that
 # release (mana before 5.13): the base goes without it.  A driver with only

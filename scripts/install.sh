@@ -59,11 +59,13 @@ series=$(series_of "$kv")
 # distro's linux-source-X.Y (the exact version if apt has it).  On failure
 # returns 1 with the reason in $no_base.
 ensure_base() {
-	local kdir=$1 series tarball want pkg
-	series=$(series_of "$(kernel_version "$kdir")")
+	ensure_series "$(series_of "$(kernel_version "$1")")" "$(distro_version "$1")"
+}
+# ensure_series SERIES [PACKAGE_VERSION]: the same for a series.
+ensure_series() {
+	local series=$1 want=${2:-} tarball pkg
 	tarball=/usr/src/linux-source-$series.tar.xz
 	if [ ! -f "$tarball" ]; then
-		want=$(distro_version "$kdir")
 		pkg=linux-source-$series
 		if [ -n "$want" ] && apt-cache madison "$pkg" 2>/dev/null | grep -q " $want "; then
 			pkg="$pkg=$want"
@@ -99,6 +101,15 @@ if [ -n "$all" ]; then
 		else
 			note "skipping kernel $k: $no_base"
 		fi
+	done
+	# Every other series the kit carries whose linux-source this distro
+	# release ships: imported too, so that DKMS builds the kit for a kernel
+	# of that series installed later (bookworm's 6.1 -> 6.12).
+	for s in $carried; do
+		[ ! -f "$(base_dir "$s")/MANIFEST" ] || continue
+		apt-cache show "linux-source-$s" >/dev/null 2>&1 || continue
+		step "importing Linux $s too (linux-source-$s): a Linux $s kernel installed later gets the kit"
+		ensure_series "$s" || note "not importing Linux $s: $no_base; a Linux $s kernel installed later will not get the kit"
 	done
 fi
 

@@ -21,28 +21,40 @@ step() {
 	echo "bqlkit: [$(date +%H:%M:%S)] $*" >&2
 }
 
-# apt_lock_holder: "PID (COMMAND)" of a process holding dpkg's or apt's
-# lock on this system, or nothing.
+# apt_lock_holder [ROOT]: "PID (COMMAND)" of a process holding dpkg's or
+# apt's lock, or nothing.  The locks as the apt configuration (APT_CONFIG: a
+# private one's lists have their own lock) names them; under ROOT for a chroot.
 apt_lock_holder() {
-	lslocks -n -o PID,COMMAND,PATH 2>/dev/null |
-		awk '$3 ~ "^/var/lib/(dpkg/lock(-frontend)?|apt/lists/lock|apt/archives/lock)$" {print $1 " (" $2 ")"; exit}'
+	local root=${1:-} L='' S='' A=''
+	eval "$(apt-config shell L Dir::State::Lists/d S Dir::State::status/f A Dir::Cache::Archives/d 2>/dev/null)" || true
+	S=$(dirname "${S:-/var/lib/dpkg/status}")
+	lslocks -n -o PID,COMMAND,PATH 2>/dev/null | awk -v a="$root$S/lock" -v b="$root$S/lock-frontend" \
+		-v c="$root${L:-/var/lib/apt/lists/}lock" -v d="$root${A:-/var/cache/apt/archives/}lock" \
+		'$3 == a || $3 == b || $3 == c || $3 == d {print $1 " (" $2 ")"; exit}'
 }
 
-# apt_get LOG ARG...: apt-get ARG... with its output in LOG.  Another apt or
+# apt_get [--root DIR] LOG ARG...: apt-get ARG... with its output in LOG
+# (in the chroot DIR, whose /proc the caller mounted).  Another apt or
 # dpkg (a fresh cloud VM runs unattended-upgrades and cloud-init for
 # minutes) makes it wait, saying so once, for up to BQLKIT_APT_LOCK_WAIT
-# seconds (default 900), instead of failing.
+# seconds (default 900), instead of failing.  (apt 2.6's apt-get update
+# ignores DPkg::Lock::Timeout for the lists lock: it fails at once.)
 apt_get() {
-	local log=$1 said='' holder rc deadline=$((SECONDS + ${BQLKIT_APT_LOCK_WAIT:-900}))
+	local root='' log said='' holder rc deadline=$((SECONDS + ${BQLKIT_APT_LOCK_WAIT:-900})) run
+	[ "$1" != --root ] || { root=$2; shift 2; }
+	log=$1
 	shift
+	run=(env DEBIAN_FRONTEND=noninteractive)
+	[ -z "$root" ] || run=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+		DEBIAN_FRONTEND=noninteractive)
 	while :; do
-		while holder=$(apt_lock_holder) && [ -n "$holder" ] && [ "$SECONDS" -lt "$deadline" ]; do
+		while holder=$(apt_lock_holder "$root") && [ -n "$holder" ] && [ "$SECONDS" -lt "$deadline" ]; do
 			[ -n "$said" ] || note "waiting for the apt/dpkg lock held by process $holder (up to ${BQLKIT_APT_LOCK_WAIT:-900} s)"
 			said=1
 			sleep 2
 		done
 		rc=0
-		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=60 "$@" >"$log" 2>&1 || rc=$?
+		"${run[@]}" apt-get -o DPkg::Lock::Timeout=60 "$@" >"$log" 2>&1 || rc=$?
 		# Lost the race for a lock that was free a moment ago: wait again.
 		if [ "$rc" -ne 0 ] && [ "$SECONDS" -lt "$deadline" ] &&
 			grep -qE 'Could not get lock|Unable to (acquire|lock)' "$log"; then
@@ -130,4 +142,55 @@ install_lock() {
 	[ "$(id -u)" = 0 ] || die "${1%e}ing kernel modules needs root: run 'sudo make $1'"
 	exec 9>/run/lock/bqlkit-install.lock
 	flock -n 9 || die "another bqlkit install or uninstall is running (lock /run/lock/bqlkit-install.lock): wait for it, then run 'make $1' again"
+}
+
+# debian_suite SERIES: a Debian suite with a linux-source-SERIES package;
+# false for series Debian never packaged (5.15, 6.6, 6.18 LTS).
+debian_suite() {
+	case $1 in
+	5.10) echo bullseye-security ;;
+	6.1 | 6.12) echo bookworm-security ;;
+	7.2) echo sid ;;
+	7.3) echo trixie-backports ;;
+	*) return 1 ;;
+	esac
+}
+
+# source_advice SERIES: how to get a Linux SERIES source for `make import`,
+# true for that release: Debian's linux-source-X.Y where Debian has one
+# (here with apt, or from the suite that has it), else a kernel tree.
+source_advice() {
+	local suite
+	suite=$(debian_suite "$1") || suite=
+	if apt-cache show "linux-source-$1" >/dev/null 2>&1; then
+		echo "'make import SRC=/usr/src/linux-source-$1.tar.xz' (after apt-get install linux-source-$1)"
+	elif [ -n "$suite" ]; then
+		echo "'make import SRC=\$(scripts/fetch-source.sh $suite linux-source-$1)' (Debian $suite's linux-source-$1)"
+	else
+		echo "'make import SRC=<a Linux $1 kernel tree: stable, your vendor's>' (no Debian package has Linux $1)"
+	fi
+}
+
+# is_tree KDIR: true when KDIR is a kernel source tree or its O= build
+# directory (make prepare-tree), not a distro's headers package.
+is_tree() {
+	[ -f "$1/.bqlkit-prepared" ] || [ -f "$1/init/main.c" ] || [ -e "$1/source" ]
+}
+
+# tree_src KDIR: the source tree of a tree or of its O= build directory.
+tree_src() {
+	if [ -e "$1/source" ]; then readlink -f "$1/source"; else readlink -f "$1"; fi
+}
+
+# carried_series: the kernel series the kit has a series for (any driver).
+carried_series() {
+	(cd "$BQLKIT_TOP/patches" && for f in */*/series; do f=${f#*/}; echo "${f%/series}"; done) | sort -uV | tr '\n' ' ' | sed 's/ $//'
+}
+
+# refuse_series SERIES WHAT: die unless the kit carries SERIES or FORCE=1
+# (WHAT: what the refused command would have done).
+refuse_series() {
+	[[ " $(carried_series) " != *" $1 "* ]] || return 0
+	[ -n "${FORCE:-}" ] && { note "the kit has no series for Linux $1: going on as FORCE=1 asks; nothing will build from it"; return 0; }
+	die "the kit has no series for Linux $1 (it carries: $(carried_series)): nothing would build from it, so not $2 (FORCE=1 does it anyway)"
 }

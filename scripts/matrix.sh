@@ -13,6 +13,7 @@ set -euo pipefail
 
 filter=${1:-.}
 jobs=${MATRIX_JOBS:-2}
+"$BQLKIT_TOP/scripts/install-deps.sh" matrix
 out=$BQLKIT_BUILD/matrix
 results=${MATRIX_RESULTS:-$BQLKIT_TOP/results}
 rm -rf "$out"
@@ -74,6 +75,20 @@ cross_of() {
 	esac
 }
 
+# row_base SUITE KDIR: import the base of KDIR's series from SUITE's
+# linux-source where the kit carries that series and has no base for it
+# yet (a fresh machine; a CI job per row).  A failure is said by the cells.
+row_base() {
+	local series t
+	series=$(series_of "$(kernel_version "$2")") || return 0
+	compgen -G "$BQLKIT_TOP/patches/*/$series/series" >/dev/null || return 0
+	[ ! -f "$(base_dir "$series")/MANIFEST" ] || return 0
+	step "no imported Linux $series base: importing linux-source-$series from $1"
+	t=$("$BQLKIT_TOP/scripts/fetch-source.sh" "$1" "linux-source-$series") &&
+		"$BQLKIT_TOP/scripts/import-source.sh" "$t" >&2 ||
+		note "could not import linux-source-$series from $1: the cells of Linux $series will fail"
+}
+
 # Prepare each kernel: headers, and for chroots the kit copied in.
 declare -A seen_chroot=()
 : >"$out/kernels"
@@ -84,10 +99,12 @@ while read -r id suite arch meta env; do
 	host | cross)
 		if ! r=$("$BQLKIT_TOP/scripts/get-headers.sh" "$suite" "$arch" "$meta" 2>"$out/$id.prep.err"); then
 			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$suite" "$arch" "-" "-" "$env" >>"$out/kernels"
-			echo "FAIL $(tail -1 "$out/$id.prep.err")" >"$out/$id.prep"
+			echo "FAIL $(grep -m1 '^bqlkit: error:' "$out/$id.prep.err" | sed 's/^bqlkit: error: //' ||
+				echo "get-headers.sh $suite $arch $meta failed: $(tail -1 "$out/$id.prep.err")") (log: $out/$id.prep.err)" >"$out/$id.prep"
 			continue
 		fi
 		read -r kver kdir <<<"$r"
+		row_base "$suite" "$kdir"
 		;;
 	tree)
 		# 5.15 and 6.6 have no Debian package: a prepared kernel tree of
@@ -115,7 +132,10 @@ while read -r id suite arch meta env; do
 		dir=$(chroot_dir "$s")
 		pin=()
 		case $suite in *-backports) pin=(-t "$suite") ;; esac
-		in_chroot "$dir" apt-get update -qq >/dev/null 2>&1 || true
+		alog=$out/$id.apt.log
+		mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
+		apt_get --root "$dir" "$alog" update -qq ||
+			note "$id: apt-get update in the $s chroot failed (log: $alog); going on with its old package lists"
 		kver=$(in_chroot "$dir" apt-cache ${pin[@]:+-o APT::Default-Release=$suite} depends "$meta" 2>/dev/null |
 			sed -n 's/^ *Depends: linux-headers-\(.*\)$/\1/p' | grep -v common | head -1)
 		if [ -z "$kver" ]; then
@@ -125,18 +145,22 @@ while read -r id suite arch meta env; do
 		fi
 		if [ ! -d "$dir/usr/src/linux-headers-$kver" ]; then
 			step "installing linux-headers-$kver in the $s chroot"
-			in_chroot "$dir" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-				"${pin[@]}" "linux-headers-$kver" >"$out/$id.prep.err" 2>&1 ||
-				{ echo "FAIL cannot install linux-headers-$kver in the $s chroot" >"$out/$id.prep"; }
+			apt_get --root "$dir" "$alog.install" install -y -qq --no-install-recommends \
+				"${pin[@]}" "linux-headers-$kver" ||
+				{ echo "FAIL cannot install linux-headers-$kver in the $s chroot (log: $alog.install)" >"$out/$id.prep"; }
 		fi
 		kdir=/usr/src/linux-headers-$kver
+		[ -e "$out/$id.prep" ] || row_base "$suite" "$dir$kdir"
 		if [ -z "${seen_chroot[$s]:-}" ]; then
 			rm -rf "$dir/bqlkit"
 			mkdir -p "$dir/bqlkit/build"
 			(cd "$BQLKIT_TOP" && cp -a Makefile VERSION compat drivers patches scripts "$dir/bqlkit/")
-			cp -a "${BQLKIT_BASES:-$BQLKIT_BUILD/bases}" "$dir/bqlkit/build/bases"
 			seen_chroot[$s]=1
 		fi
+		# The bases, again for each row: row_base may have added one.
+		mkdir -p "${BQLKIT_BASES:-$BQLKIT_BUILD/bases}"
+		rm -rf "$dir/bqlkit/build/bases"
+		cp -a "${BQLKIT_BASES:-$BQLKIT_BUILD/bases}" "$dir/bqlkit/build/bases"
 		;;
 	*) die "matrix.conf: $id: unknown ENV '$env'" ;;
 	esac

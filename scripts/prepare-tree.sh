@@ -27,6 +27,10 @@ tree=$(readlink -f "$1")
 [ -f "$tree/Makefile" ] && [ -d "$tree/scripts/kconfig" ] ||
 	die "$1 is not a kernel source tree (no Makefile or scripts/kconfig): give an unpacked kernel tree"
 kv=$(kernel_version "$tree") || die "cannot read the kernel version of $tree"
+refuse_series "$(series_of "$kv")" "preparing $tree"
+# A kernel's own build tools (kconfig: flex, bison; objtool: libelf; certs:
+# libssl), and the cross compiler CROSS_COMPILE names.
+"$BQLKIT_TOP/scripts/install-deps.sh" tree ${CROSS_COMPILE:+"gcc-${CROSS_COMPILE%-}"}
 obj=$tree
 if [ $# -eq 2 ]; then
 	mkdir -p "$2"

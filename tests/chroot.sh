@@ -104,14 +104,15 @@ chroot_up() {
 	rm -rf "$dir" && mkdir -p "$dir"
 	step "chroot: unpacking $(du -sh "$tar" | cut -f1) into $dir"
 	zstd -q -dc -T0 "$tar" | tar -x -C "$dir" || return 1
-	if ! ls "$dir"/var/lib/apt/lists/*Packages* >/dev/null 2>&1; then
-		step "chroot: apt-get update (the cached chroot has no package lists)"
-		chroot_run "$dir" apt-get update -qq >&2 || return 1
-	fi
 	mkdir -p "$dir/root/bqlkit"
 	# The kit as a user has it: a clone, without build products.
 	(cd "$BQLKIT_TOP" && tar -c --exclude=./build --exclude=./.git --exclude=./results --exclude=./out .) |
 		tar -x -C "$dir/root/bqlkit"
+	if ! ls "$dir"/var/lib/apt/lists/*Packages* >/dev/null 2>&1; then
+		step "chroot: apt-get update (the cached chroot has no package lists)"
+		chroot_run "$dir" bash -c '. /root/bqlkit/scripts/lib.sh && apt_get /var/log/bqlkit-apt.log update -qq' >&2 ||
+			{ note "chroot: apt-get update failed (log: $dir/var/log/bqlkit-apt.log)"; return 1; }
+	fi
 	step "chroot: ready in $(($(date +%s) - start)) s"
 }
 

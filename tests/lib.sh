@@ -38,6 +38,23 @@ expect_error() {
 	fi
 }
 
+# bad NAME PATTERN CMD...: CMD fails, saying PATTERN on one "bqlkit: error:" line.
+bad() {
+	local name=$1 pat=$2 out rc=0 n
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	n=$(grep -c '^bqlkit: error:' <<<"$out" || true)
+	if [ "$rc" -eq 0 ]; then
+		fail "$name" "succeeded, expected an error matching '$pat'"
+	elif ! grep '^bqlkit: error:' <<<"$out" | grep -q -- "$pat"; then
+		fail "$name" "exit $rc but no error line matching '$pat' in: $(grep -m1 '^bqlkit: error:' <<<"$out" || tail -1 <<<"$out")"
+	elif [ "$n" -ne 1 ]; then
+		fail "$name" "$n error lines, expected one"
+	else
+		pass "$name"
+	fi
+}
+
 # test_kernels: "KVER" lines, one per tested kernel (written by tests/setup.sh).
 test_kernels() {
 	cat "$TEST_KERNELS_FILE"

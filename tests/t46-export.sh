@@ -9,6 +9,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The backporter who signs the exported patches off (else git config's).
+export SIGNOFF="bqlkit test <test@example.org>"
 mf=drivers/net/ethernet/microsoft/mana
 
 # export_check LABEL KDIR: LABEL names the kernel's build directory.
@@ -65,3 +67,37 @@ while read -r label kdir; do
 	[ -z "$(cross_for "$kdir")" ] || continue # the x86_64 trees
 	export_check "$label" "$kdir"
 done < <(test_trees)
+
+# The export as a vendor tree wants it: every driver with a non-empty
+# series at once (mvneta's are empty: named, not exported), one driver's
+# export never deletes another's, stable-backport form, checkpatch clean.
+k=$(test_kernels | sed -n 1p)
+series=$(series_of "$(kernel_version "$(kdir_for "$k")")")
+ex=$BQLKIT_BUILD/export/$series
+rm -rf "$ex"
+out=$(KVER=$k "$BQLKIT_TOP/scripts/export-series.sh" "$series" 2>&1) && rc=0 || rc=$?
+check export-all-exit-0 test "$rc" -eq 0
+check export-all-veth-and-mana bash -c "ls '$ex/veth/'*.patch '$ex/mana/'*.patch >/dev/null"
+has export-all-names-skipped "mvneta: not exported: its Linux $series series is empty: the base already has what the kit adds" "$out"
+KVER=$k "$BQLKIT_TOP/scripts/export-series.sh" "$series" veth >/dev/null 2>&1
+KVER=$k "$BQLKIT_TOP/scripts/export-series.sh" "$series" mana >/dev/null 2>&1
+check export-one-driver-keeps-the-other bash -c "ls '$ex/veth/'*.patch '$ex/mana/'*.patch >/dev/null"
+bp=$(grep -l '^Subject: .*veth: implement Byte Queue Limits' "$ex/veth/"*.patch)
+has export-from-upstream-author '^From: Jesper Dangaard Brouer <hawk@kernel.org>$' "$(cat "$bp")"
+has export-posting-in-message 'Backport of the netdev posting "\[PATCH net-next v7 2/5\]' "$(cat "$bp")"
+has export-signed-off-by-backporter '^Signed-off-by: bqlkit test <test@example.org>$' "$(cat "$bp")"
+has export-compat-by-maintainers "^From: $(sed -n 's/^Maintainer: //p' "$BQLKIT_TOP/scripts/deb/debian/control")\$" "$(cat "$ex/veth/0001-"*.patch)"
+if [ "$series" = 6.1 ]; then
+	has export-upstream-commit '^commit dc82a33297fc2c58cb0b2b008d728668d45c0f6a upstream\.$' \
+		"$(cat "$(grep -l '^Subject: .*apply qdisc backpressure' "$ex/veth/"*.patch)")"
+fi
+# checkpatch as a vendor tree runs it, less what needs the upstream git
+# (UNKNOWN_COMMIT_ID), the MAINTAINERS reminder for the new compat header
+# (FILE_PATH_CHANGES) and the kernel's own type names (CAMELCASE: Qdisc).
+cp=$(base_dir "$series")/scripts/checkpatch.pl
+for p in "$ex"/*/*.patch; do
+	check "export-checkpatch-$(basename "$(dirname "$p")")-$(basename "$p" | cut -c1-4)" \
+		perl "$cp" --no-tree -q --ignore UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES,CAMELCASE "$p"
+done
+bad_id=$(SIGNOFF=nobody KVER=$k "$BQLKIT_TOP/scripts/export-series.sh" "$series" veth 2>&1) || true
+has export-needs-signoff "who signs off the exported patches? give SIGNOFF='Your Name <you@example.org>'" "$bad_id"

@@ -29,7 +29,7 @@ check build-5.10-series bash -c "modinfo -F bqlkit '$ko' | grep -q 'series=5.10'
 
 # Vendor export from the chroot's build: git am onto the base, build it
 # standalone in the chroot (gcc-10) against bullseye's headers.
-if out=$(BQLKIT_BASES=$bases BQLKIT_BUILD=$chroot/bqlkit/out/$id "$BQLKIT_TOP/scripts/export-series.sh" 5.10 veth 2>&1); then
+if out=$(SIGNOFF="bqlkit test <test@example.org>" BQLKIT_BASES=$bases BQLKIT_BUILD=$chroot/bqlkit/out/$id "$BQLKIT_TOP/scripts/export-series.sh" 5.10 veth 2>&1); then
 	pass export-5.10
 	repo=$tmp/repo
 	mkdir -p "$repo"

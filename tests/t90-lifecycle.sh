@@ -159,4 +159,20 @@ for k in "$K1" "$K2"; do
 	n=$(series_of "$(kernel_version "$(kdir_for "$k")")")
 	has "deb-purge-$n-modinfo-in-tree" "/lib/modules/$k/kernel/drivers/net/veth.ko" "$(kit_path "$k" veth)"
 done
+
+# --- make install with only a 6.1 kernel, then 6.12's headers arrive -----
+# (an upgrade to a kernel of a new series): install imported 6.12 too, so
+# DKMS autoinstall builds the kit for it.
+n2=$(series_of "$(kernel_version "$(kdir_for "$K2")")")
+cr "apt-get purge -y -q linux-headers-$K2 && rm -rf /root/bqlkit/build" >/dev/null || true
+out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install") && rc=0 || rc=$?
+lap "install with only $K1 (rc $rc)"
+check new-series-install-exit-0 test "$rc" -eq 0
+has new-series-install-imports-it "importing Linux $n2 too (linux-source-$n2)" "$out"
+check new-series-base-in-dkms-source test -f "$R/usr/src/bqlkit-$ver/bases/$n2/MANIFEST"
+out=$(cr "apt-get install -y linux-headers-$K2") && rc=0 || rc=$?
+lap "then $K2's headers (rc $rc)"
+check new-series-headers-install test "$rc" -eq 0
+has new-series-autoinstalled "/lib/modules/$K2/updates/dkms/veth.ko" "$(kit_path "$K2" veth)"
+cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make uninstall" >/dev/null || true
 lap "done"

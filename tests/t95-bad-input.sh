@@ -30,23 +30,6 @@ state() {
 }
 before=$(state)
 
-# bad NAME PATTERN CMD...: CMD fails, saying PATTERN on one "bqlkit: error:" line.
-bad() {
-	local name=$1 pat=$2 out rc=0 n
-	shift 2
-	out=$("$@" 2>&1) || rc=$?
-	n=$(grep -c '^bqlkit: error:' <<<"$out" || true)
-	if [ "$rc" -eq 0 ]; then
-		fail "$name" "succeeded, expected an error matching '$pat'"
-	elif ! grep '^bqlkit: error:' <<<"$out" | grep -q -- "$pat"; then
-		fail "$name" "exit $rc but no error line matching '$pat' in: $(grep -m1 '^bqlkit: error:' <<<"$out" || tail -1 <<<"$out")"
-	elif [ "$n" -ne 1 ]; then
-		fail "$name" "$n error lines, expected one"
-	else
-		pass "$name"
-	fi
-}
-
 # --- on this machine, nothing installed by any of these -------------------
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent "$@"; }
 bad not-root-install "needs root: run 'sudo make install'" nobody make -s -C "$BQLKIT_TOP" install

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""The rows of scripts/matrix.conf as a GitHub Actions job matrix.
+
+usage: matrix-rows.py [MATRIX_CONF] [ID_REGEX]
+
+Prints one line of JSON, {"include": [{"id", "suite", "arch", "meta",
+"env", "cache"}, ...]}, one entry per row in the file's order, for
+`strategy.matrix: ${{ fromJSON(...) }}` (.github/workflows/ci.yml): a row
+added to matrix.conf is a job.  "cache" keys the row's cached downloads:
+the chroot's suite for chroot rows, else suite and arch.
+"""
+import json
+import os
+import re
+import sys
+
+conf = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "matrix.conf")
+pattern = re.compile(sys.argv[2] if len(sys.argv) > 2 else ".")
+rows = []
+with open(conf) as f:
+    for n, line in enumerate(f, 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if len(words) != 5:
+            sys.exit(f"{conf}:{n}: expected ID SUITE ARCH META ENV, got {line.strip()!r}")
+        kid, suite, arch, meta, env = words
+        if not pattern.search(kid):
+            continue
+        cache = env.replace(":", "-") if env.startswith("chroot:") else f"{env}-{suite}-{arch}"
+        rows.append({"id": kid, "suite": suite, "arch": arch, "meta": meta, "env": env, "cache": cache})
+ids = [r["id"] for r in rows]
+dup = sorted({i for i in ids if ids.count(i) > 1})
+if dup:
+    sys.exit(f"{conf}: duplicate row ids: {' '.join(dup)}")
+print(json.dumps({"include": rows}, separators=(",", ":")))

@@ -1,0 +1,46 @@
+#!/bin/bash
+# The GitHub Actions workflow (.github/workflows/ci.yml): actionlint finds
+# nothing (a broken copy it must catch proves it runs), its build matrix is
+# generated from scripts/matrix.conf (one job per row, nothing listed by
+# hand), and the report job's merge of per-row cell JSON keeps
+# matrix.conf's order and counts failures.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+wf=$BQLKIT_TOP/.github/workflows/ci.yml
+
+check workflow-actionlint "$BQLKIT_TOP/scripts/lint-workflows.sh"
+sed 's/fromJSON(needs\.rows\.outputs\.matrix)/fromJSON(needs.row.outputs.matrix)/' "$wf" >"$tmp/broken.yml"
+out=$("$BQLKIT_TOP/scripts/lint-workflows.sh" "$tmp/broken.yml" 2>&1) && rc=0 || rc=$?
+check workflow-actionlint-catches-a-break test "$rc" -ne 0
+has workflow-actionlint-names-it 'broken.yml:[0-9]*:[0-9]*: property "row" is not defined' "$out"
+
+# The job matrix: exactly matrix.conf's rows, in order, all five fields.
+want=$(awk '$1 !~ /^#/ && NF == 5 { print $1, $2, $3, $4, $5 }' "$BQLKIT_TOP/scripts/matrix.conf")
+got=$(python3 "$BQLKIT_TOP/scripts/matrix-rows.py" | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["include"]:
+    print(r["id"], r["suite"], r["arch"], r["meta"], r["env"])')
+check workflow-matrix-is-matrix-conf test "$got" = "$want"
+check workflow-matrix-rows-nonempty test "$(wc -l <<<"$got")" -ge 20
+has workflow-uses-generated-matrix 'matrix: ${{ fromJSON(needs.rows.outputs.matrix) }}' "$(cat "$wf")"
+has workflow-rows-job-runs-generator 'python3 scripts/matrix-rows.py' "$(cat "$wf")"
+has workflow-runs-readme-test-command 'run: make check$' "$(cat "$wf")"
+# A row added to matrix.conf is a job, without touching the workflow.
+{ cat "$BQLKIT_TOP/scripts/matrix.conf"; echo "vendor-6.1-x  bookworm-security  amd64  linux-headers-amd64  host"; } >"$tmp/matrix.conf"
+has workflow-new-row-is-a-job '"id":"vendor-6.1-x"' "$(python3 "$BQLKIT_TOP/scripts/matrix-rows.py" "$tmp/matrix.conf")"
+echo "bookworm-6.1 bookworm-security amd64 linux-headers-amd64 host" >>"$tmp/matrix.conf"
+expect_error workflow-duplicate-row-refused 'duplicate row ids: bookworm-6.1' python3 "$BQLKIT_TOP/scripts/matrix-rows.py" "$tmp/matrix.conf"
+
+# The report job: two rows' cell JSON, given in the wrong order.
+cellj() { # ID STATUS
+	printf '{"generated_seconds": 30, "drivers": ["veth"], "failed_cells": 0, "rows": [{"id": "%s", "suite": "s", "arch": "amd64", "kernel": "k-%s", "env": "host", "cells": {"veth": {"status": "%s", "detail": "-", "series": "6.1", "seconds": 1.0}}, "probe_disagreements": []}]}' "$1" "$1" "$2"
+}
+mkdir -p "$tmp/c1" "$tmp/c2" "$tmp/r"
+cellj bookworm-6.12 FAIL >"$tmp/c1/matrix.json"
+cellj bookworm-6.1 ok >"$tmp/c2/matrix.json"
+python3 "$BQLKIT_TOP/scripts/matrix-report.py" --merge "$tmp/r" "$tmp/c1/matrix.json" "$tmp/c2/matrix.json" >/dev/null && rc=0 || rc=$?
+check workflow-report-exit-1-on-failed-cell test "$rc" -eq 1
+check workflow-report-matrix-conf-order test "$(python3 -c 'import json,sys; print(" ".join(r["id"] for r in json.load(open(sys.argv[1]))["rows"]))' "$tmp/r/matrix.json")" = "bookworm-6.1 bookworm-6.12"
+has workflow-report-md '^| bookworm-6.12 `k-bookworm-6.12` | amd64 | host | \*\*FAIL\*\*' "$(cat "$tmp/r/matrix.md")"
