@@ -25,6 +25,7 @@ mkdir -p "$2"
 out=$(readlink -f "$2")
 [ -f "$tree/arch/x86/configs/tiny.config" ] || die "$tree is not a kernel source tree"
 [ ! -f "$tree/.config" ] || die "$tree has a .config: O= builds need a clean tree (make mrproper)"
+"$BQLKIT_TOP/scripts/install-deps.sh" tree
 mk() { nice -n 19 make -C "$tree" O="$out" ARCH=x86_64 "$@"; }
 cfg() { "$tree/scripts/config" --file "$out/.config" "$@"; }
 

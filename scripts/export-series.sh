@@ -3,7 +3,12 @@
 # that `git am` applies, in order, to a kernel tree of that base, with the
 # compat layer folded in so the result needs nothing from the kit.
 #
-#   export-series.sh SERIES [DRIVER...]     (default: every driver with SERIES)
+#   export-series.sh SERIES [DRIVER...]     (default: every driver with changes)
+#
+# SERIES names the imported base (build/bases/SERIES) the patches are for;
+# the kit's changes are fitted to it by scripts/fit.sh, whose summary is
+# printed: the series it chooses, changes adapted to the base exported as
+# they got in, changes already in the base left out.
 #
 # Output: build/export/<SERIES>/<driver>/NNNN-*.patch.  The first patch of a
 # driver adds <driver dir>/bqlkit_compat.h: this base's probe results
@@ -21,11 +26,14 @@ series=$1
 shift
 drivers=${*:-}
 if [ -z "$drivers" ]; then
-	for d in "$BQLKIT_TOP"/patches/*/"$series"/series; do
-		[ -f "$d" ] && drivers="$drivers $(basename "$(dirname "$(dirname "$d")")")"
+	for d in "$BQLKIT_TOP"/patches/*/; do
+		d=$(basename "$d")
+		# mvneta's series are empty: nothing to export.
+		grep -qsv '^#' "$BQLKIT_TOP"/patches/"$d"/*/series && drivers="$drivers $d"
 	done
 fi
-[ -n "$drivers" ] || die "the kit has no series $series (it has: $(cd "$BQLKIT_TOP/patches" && ls -d */* | tr '\n' ' '))"
+[ -f "$(base_dir "$series")/MANIFEST" ] ||
+	die "no imported Linux $series source to export the kit's changes for: make import SRC=<a Linux $series source> (the kit has series: $(cd "$BQLKIT_TOP/patches" && ls -d */* | tr '\n' ' '))"
 
 # Probe results of a kernel of this series.
 cfg=
@@ -42,8 +50,15 @@ done
 out=$BQLKIT_BUILD/export/$series
 rm -rf "$out"
 for drv in $drivers; do
-	pdir=$BQLKIT_TOP/patches/$drv/$series
-	[ -f "$pdir/series" ] || die "$drv has no series $series"
+	# The changes as they fit this base (scripts/fit.sh: the same choice of
+	# series, adaptation and summary as make build).
+	fitd=$BQLKIT_BUILD/export/.fit-$series/$drv
+	mkdir -p "$(dirname "$fitd")"
+	frc=0
+	bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$(base_dir "$series")" "$fitd" >&2 || frc=$?
+	[ "$frc" -eq 0 ] || die "$drv: the kit's changes do not fit the imported Linux $series source (above): nothing exported"
+	pseries=$(sed -n 's/^series //p' "$fitd.fit")
+	pdir=$BQLKIT_TOP/patches/$drv/$pseries
 	# The file that includes the folded compat header: MAIN= in driver.conf,
 	# else the first FILES entry.
 	main=$(sed -n 's/^MAIN=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
@@ -103,11 +118,16 @@ for drv in $drivers; do
 	# 2..: the series, DEP-3 header as the commit message.
 	while read -r p; do
 		case $p in *bqlkit-*test-hook*) continue ;; esac
+		# A change already in the base is not exported (fit says so above).
+		[ -s "$fitd.changes/$p" ] || continue
 		n=$((n + 1))
 		subj=$(sed -n 's/^Description: //p' "$pdir/$p" | head -1)
 		awk '/^Description: /{on=1; next} /^---$/{exit} on && /^ /{sub(/^ /,""); if ($0==".") $0=""; print; next} on{print}' \
 			"$pdir/$p" >"$tmpd/body"
-		sed -n '/^--- a\//,$p' "$pdir/$p" | sed '1i diff --git a/'"$(sed -n 's/^--- a\///p' "$pdir/$p" | head -1)"' b/'"$(sed -n 's/^--- a\///p' "$pdir/$p" | head -1)" >"$tmpd/diff"
+		# The change as it got into this base (adapted hunks included),
+		# each file's diff preceded by its git header.
+		awk '/^--- a\// { f = substr($2, 3); print "diff --git a/" f " b/" f } { print }' \
+			"$fitd.changes/$p" >"$tmpd/diff"
 		mail $n "$subj" "$tmpd/body" "$tmpd/diff"
 	done < <(grep -v '^#' "$pdir/series")
 	rm -rf "$tmpd"

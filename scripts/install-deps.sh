@@ -4,6 +4,7 @@
 #   install-deps.sh build [PACKAGE...]   build + DKMS install
 #   install-deps.sh test                 build + the test suite (QEMU, busybox, ...)
 #   install-deps.sh bench                test + make bench (gnuplot, python3)
+#   install-deps.sh tree                 build + what make prepare-tree/vm-kernel need
 #   install-deps.sh deb                  build + make deb (debhelper, dh-dkms)
 #
 # Only missing packages are installed; apt-get update runs at most once a
@@ -30,6 +31,13 @@ fi
 if [ "$what" = bench ]; then
 	pkgs+=(gnuplot-nox python3)
 fi
+# make prepare-tree / make vm-kernel: what a kernel tree's own build needs;
+# make fit / build: coccinelle checks what each patch establishes
+# (scripts/fit.sh), diffutils' diff3 adapts moved context.
+if [ "$what" = tree ]; then
+	pkgs+=(flex bison libelf-dev libssl-dev)
+fi
+pkgs+=(coccinelle diffutils)
 
 missing=()
 for p in "${pkgs[@]}"; do
