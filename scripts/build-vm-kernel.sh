@@ -15,7 +15,11 @@
 # kit against it with KDIR=OUTDIR scripts/build.sh RELEASE veth.
 # Environment: VM_LOCALVERSION (default -vm), JOBS (default nproc),
 # VM_CONFIG (more scripts/config arguments, for a tree's own needs, e.g.
-# "-e PMO_STATS_REPORTING" for a tree whose extra code needs it).
+# "-e PMO_STATS_REPORTING" for a tree whose extra code needs it),
+# VM_NICE (niceness of the build, default 19),
+# VM_DEBUG (a debug flavour: "kasan" = KASAN + lockdep (PROVE_LOCKING,
+# DEBUG_ATOMIC_SLEEP) + DEBUG_NET, "kcsan" = KCSAN; scripts/build-debug-kernels.sh).
+# A debug kernel is also marked .bqlkit-debug (holding the flavour).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,8 +29,12 @@ mkdir -p "$2"
 out=$(readlink -f "$2")
 [ -f "$tree/arch/x86/configs/tiny.config" ] || die "$tree is not a kernel source tree"
 [ ! -f "$tree/.config" ] || die "$tree has a .config: O= builds need a clean tree (make mrproper)"
-"$BQLKIT_TOP/scripts/install-deps.sh" tree
+<<<<<<< HEAD
+"$BQLKIT_TOP/scripts/install-deps.sh" kernel
 mk() { nice -n 19 make -C "$tree" O="$out" ARCH=x86_64 "$@"; }
+=======
+mk() { nice -n "${VM_NICE:-19}" make -C "$tree" O="$out" ARCH=x86_64 "$@"; }
+>>>>>>> i14
 cfg() { "$tree/scripts/config" --file "$out/.config" "$@"; }
 
 step "configuring $tree in $out"
@@ -49,13 +57,28 @@ cfg -e NET -e INET -e UNIX -e PACKET -e NAMESPACES -e NET_NS \
 	-e NETDEVICES -e NET_CORE -m VETH \
 	-e NET_SCHED -e NET_SCH_FQ_CODEL -e NET_SCH_INGRESS -e NET_CLS \
 	-e NET_CLS_U32 -e NET_CLS_ACT -e NET_ACT_GACT -e BQL
+# XDP programs (ip link set ... xdp obj): the fault tests and the races.
+cfg -e BPF_SYSCALL
+debug_checks=()
+case ${VM_DEBUG:-} in
+'') ;;
+kasan)
+	cfg -e DEBUG_KERNEL -e STACKTRACE -e KASAN -e KASAN_GENERIC -e KASAN_INLINE \
+		-e PROVE_LOCKING -e DEBUG_ATOMIC_SLEEP -e DEBUG_NET
+	debug_checks=(KASAN=y PROVE_LOCKING=y DEBUG_ATOMIC_SLEEP=y DEBUG_NET=y) ;;
+kcsan)
+	cfg -e DEBUG_KERNEL -e KCSAN -d KCSAN_SELFTEST -e KCSAN_VERBOSE -e DEBUG_NET
+	debug_checks=(KCSAN=y DEBUG_NET=y) ;;
+*) die "VM_DEBUG=$VM_DEBUG: unknown debug flavour (kasan, kcsan)" ;;
+esac
 # shellcheck disable=SC2086 # VM_CONFIG is a word list
 [ -z "${VM_CONFIG:-}" ] || cfg $VM_CONFIG
 mk -s olddefconfig
 # olddefconfig drops what it cannot satisfy: check what matters.
 for s in VETH=m BQL=y MODVERSIONS=y MODULE_UNLOAD=y NET_NS=y NET_SCH_FQ_CODEL=y \
 	NET_SCH_INGRESS=y NET_CLS_U32=y NET_ACT_GACT=y DEVTMPFS=y SERIAL_8250_CONSOLE=y \
-	BLK_DEV_INITRD=y RD_GZIP=y TMPFS=y PRINTK=y SMP=y ACPI=y; do
+	BLK_DEV_INITRD=y RD_GZIP=y TMPFS=y PRINTK=y SMP=y ACPI=y BPF_SYSCALL=y \
+	${debug_checks[@]+"${debug_checks[@]}"}; do
 	grep -qx "CONFIG_$s" "$out/.config" || die "CONFIG_$s did not stick in $out/.config"
 done
 
@@ -74,6 +97,7 @@ rm -f "$kimg.tmp/lib/modules/$rel/build" "$kimg.tmp/lib/modules/$rel/source"
 cp "$out/arch/x86/boot/bzImage" "$kimg.tmp/boot/vmlinuz-$rel"
 cp "$out/.config" "$kimg.tmp/boot/config-$rel"
 echo "$out" >"$kimg.tmp/.bqlkit-tree-kernel"
+[ -z "${VM_DEBUG:-}" ] || echo "$VM_DEBUG" >"$kimg.tmp/.bqlkit-debug"
 touch "$kimg.tmp/.extracted"
 rm -rf "$kimg"
 mv "$kimg.tmp" "$kimg"

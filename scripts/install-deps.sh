@@ -4,8 +4,9 @@
 #   install-deps.sh build [PACKAGE...]   build + DKMS install
 #   install-deps.sh test                 build + the test suite (QEMU, busybox, ...)
 #   install-deps.sh bench                test + make bench (gnuplot, python3)
-#   install-deps.sh tree                 build + what make prepare-tree/vm-kernel need
 #   install-deps.sh deb                  build + make deb (debhelper, dh-dkms)
+#   install-deps.sh kernel               build + what building a kernel needs
+#                                        (scripts/build-vm-kernel.sh, build-debug-kernels.sh)
 #
 # Only missing packages are installed; apt-get update runs at most once a
 # day (or when a package is unknown).  /etc/apt is never changed.
@@ -31,12 +32,13 @@ fi
 if [ "$what" = bench ]; then
 	pkgs+=(gnuplot-nox python3)
 fi
-# make prepare-tree / make vm-kernel: what a kernel tree's own build needs;
-# make fit / build: coccinelle checks what each patch establishes
-# (scripts/fit.sh), diffutils' diff3 adapts moved context.
-if [ "$what" = tree ]; then
+# make prepare-tree / make vm-kernel (and i14's debug kernels): what a
+# kernel tree's own build needs.
+if [ "$what" = kernel ]; then
 	pkgs+=(flex bison libelf-dev libssl-dev)
 fi
+# make fit / build: coccinelle checks what each patch establishes
+# (scripts/fit.sh), diffutils' diff3 adapts moved context.
 pkgs+=(coccinelle diffutils)
 
 missing=()

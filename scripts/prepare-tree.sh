@@ -32,7 +32,7 @@ if [ $# -eq 2 ]; then
 	mkdir -p "$2"
 	obj=$(readlink -f "$2")
 fi
-"$BQLKIT_TOP/scripts/install-deps.sh" tree
+"$BQLKIT_TOP/scripts/install-deps.sh" kernel
 mk=(make -C "$tree" ${ARCH:+ARCH=$ARCH} ${CROSS_COMPILE:+CROSS_COMPILE=$CROSS_COMPILE} -j"$(nproc)")
 [ "$obj" = "$tree" ] || mk+=(O="$obj")
 

@@ -16,6 +16,8 @@ fi
 n=0
 for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 	[ -f "$mark" ] || continue
+	# Debug kernels (scripts/build-debug-kernels.sh) are not smoke-tested here.
+	[ ! -f "$(dirname "$mark")/.bqlkit-debug" ] || continue
 	n=$((n + 1))
 	k=$(basename "$(dirname "$mark")")
 	odir=$(cat "$mark")

@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+"""Apply one source edit to every series of a driver, in the patch that
+introduced the code, and regenerate the series (later patches follow).
+
+    edit-series.py [--driver veth] [--only 6.1,6.12] SPEC...
+
+A SPEC file holds edit blocks:
+
+    @ PATCH-GLOB [SERIES...]
+    <<<<
+    text as it is after that patch
+    ====
+    what it becomes
+    >>>>
+
+PATCH-GLOB names the patch of each series that gets the edit (fnmatch on
+the file name, e.g. "*implement-byte-queue-limits*"); SERIES (default: every
+series of the driver) restricts it.  The old text must occur exactly once
+in the patched file after that patch; it is carried through the later
+patches until one of them rewrites that text (said on stdout: that patch
+then rewrites the edited text).  Otherwise nothing is written and the
+error names the series and patch.  Then every series is
+applied to its imported base (build/bases/X.Y, or $BQLKIT_BASES) patch by
+patch, each patch rewritten as the difference between consecutive
+snapshots, its DEP-3 header kept, and the series refreshed with the kit's
+quiltrc so the result is what `make drift` expects.  Lines starting with
+"#" outside blocks are comments.
+"""
+import argparse
+import fnmatch
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def die(msg):
+    sys.exit('edit-series: error: ' + msg)
+
+
+def parse_spec(path):
+    edits = []
+    lines = open(path).read().split('\n')
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or line.startswith('#'):
+            i += 1
+            continue
+        if not line.startswith('@ '):
+            die('%s:%d: expected "@ PATCH-GLOB [SERIES...]"' % (path, i + 1))
+        words = line[2:].split()
+        glob, only = words[0], words[1:]
+        if lines[i + 1] != '<<<<':
+            die('%s:%d: expected "<<<<"' % (path, i + 2))
+        j = i + 2
+        old = []
+        while lines[j] != '====':
+            old.append(lines[j])
+            j += 1
+        j += 1
+        new = []
+        while lines[j] != '>>>>':
+            new.append(lines[j])
+            j += 1
+        edits.append({'glob': glob, 'only': only, 'where': '%s:%d' % (path, i + 1),
+                      'old': '\n'.join(old) + '\n', 'new': '\n'.join(new) + '\n'})
+        i = j + 1
+    return edits
+
+
+def series_patches(sdir):
+    return [p.strip() for p in open(os.path.join(sdir, 'series'))
+            if p.strip() and not p.startswith('#')]
+
+
+def patch_files(text):
+    return [ln[6:].strip() for ln in text.split('\n') if ln.startswith('+++ b/')]
+
+
+def snapshots(base, sdir, patches, files):
+    """Contents of FILES after 0..n patches (patch(1), fuzz 0)."""
+    work = tempfile.mkdtemp(prefix='bqlkit-edit.')
+    try:
+        for f in files:
+            os.makedirs(os.path.dirname(os.path.join(work, f)), exist_ok=True)
+            shutil.copy(os.path.join(base, f), os.path.join(work, f))
+        snaps = [{f: open(os.path.join(work, f)).read() for f in files}]
+        for p in patches:
+            r = subprocess.run(['patch', '-p1', '--fuzz=0', '-s', '--no-backup-if-mismatch',
+                                '-i', os.path.join(sdir, p)], cwd=work,
+                               capture_output=True, text=True)
+            if r.returncode:
+                die('%s: %s does not apply to the base: %s' % (sdir, p, r.stdout + r.stderr))
+            snaps.append({f: open(os.path.join(work, f)).read() for f in files})
+        return snaps
+    finally:
+        shutil.rmtree(work)
+
+
+def udiff(f, a, b):
+    with tempfile.TemporaryDirectory() as d:
+        pa, pb = os.path.join(d, 'a'), os.path.join(d, 'b')
+        open(pa, 'w').write(a)
+        open(pb, 'w').write(b)
+        r = subprocess.run(['diff', '-u', '-p', '--label', 'a/' + f, '--label', 'b/' + f,
+                            pa, pb], capture_output=True, text=True)
+        return r.stdout
+
+
+def refresh(base, sdir, patches):
+    """quilt push + refresh every patch against a copy of the base."""
+    q = ['quilt', '--quiltrc', os.path.join(TOP, 'scripts', 'quiltrc')]
+    with tempfile.TemporaryDirectory(prefix='bqlkit-edit.') as t:
+        tree, pdir = os.path.join(t, 'tree'), os.path.join(t, 'patches')
+        shutil.copytree(sdir, pdir)
+        shutil.copytree(base, tree, ignore=shutil.ignore_patterns('MANIFEST'))
+        env = dict(os.environ, QUILT_PATCHES=pdir)
+        for p in patches:
+            r = subprocess.run(q + ['push'], cwd=tree, env=env, capture_output=True, text=True)
+            if r.returncode or 'offset' in r.stdout or 'fuzz' in r.stdout:
+                die('%s: %s does not apply cleanly after the edit:\n%s' % (sdir, p, r.stdout + r.stderr))
+            subprocess.run(q + ['refresh'], cwd=tree, env=env, check=True, capture_output=True)
+        for p in patches:
+            shutil.copy(os.path.join(pdir, p), os.path.join(sdir, p))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--driver', default='veth')
+    ap.add_argument('--only', default='', help='comma-separated series (default: all)')
+    ap.add_argument('spec', nargs='+')
+    args = ap.parse_args()
+    edits = [e for s in args.spec for e in parse_spec(s)]
+    bases = os.environ.get('BQLKIT_BASES') or os.path.join(
+        os.environ.get('BQLKIT_BUILD') or os.path.join(TOP, 'build'), 'bases')
+    ddir = os.path.join(TOP, 'patches', args.driver)
+    all_series = sorted(os.listdir(ddir))
+    wanted = args.only.split(',') if args.only else all_series
+    used = set()
+    results = {}
+    for series in wanted:
+        sdir = os.path.join(ddir, series)
+        base = os.path.join(bases, series)
+        if not os.path.isfile(os.path.join(base, 'MANIFEST')):
+            die('no imported Linux %s base (%s): make import SRC=...' % (series, base))
+        patches = series_patches(sdir)
+        texts = [open(os.path.join(sdir, p)).read() for p in patches]
+        files = []
+        for t in texts:
+            files += [f for f in patch_files(t) if f not in files]
+        snaps = snapshots(base, sdir, patches, files)
+        for e in edits:
+            if e['only'] and series not in e['only']:
+                continue
+            hits = [k for k, p in enumerate(patches) if fnmatch.fnmatch(p, e['glob'])]
+            if len(hits) != 1:
+                die('%s: %s: %d patches match %s' % (e['where'], series, len(hits), e['glob']))
+            used.add(e['where'])
+            for k in range(hits[0] + 1, len(snaps)):
+                found = [f for f in files if snaps[k][f].count(e['old']) == 1]
+                many = [f for f in files if snaps[k][f].count(e['old']) > 1]
+                if k > hits[0] + 1 and not found and not many:
+                    # A later patch rewrites this text: it now rewrites
+                    # the edited text instead.
+                    print('edit-series: %s: %s: %s rewrites the edited text; not carried further'
+                          % (e['where'], series, patches[k - 1]))
+                    break
+                if len(found) != 1 or many:
+                    die('%s: %s: the old text is %s after %s' % (
+                        e['where'], series, 'ambiguous' if many or found else 'not found',
+                        patches[k - 1]))
+                f = found[0]
+                snaps[k][f] = snaps[k][f].replace(e['old'], e['new'])
+        new_texts = []
+        for k, t in enumerate(texts):
+            head = t[:t.index('\n--- a/') + 1]  # the DEP-3 header
+            body = ''.join(udiff(f, snaps[k][f], snaps[k + 1][f]) for f in files
+                           if f in patch_files(t) or snaps[k][f] != snaps[k + 1][f])
+            new_texts.append(head + body)
+        results[series] = (sdir, base, patches, texts, new_texts)
+    unused = [e['where'] for e in edits if e['where'] not in used]
+    if unused:
+        die('edits that matched no series: ' + ', '.join(unused))
+    for series, (sdir, base, patches, texts, new_texts) in results.items():
+        if texts == new_texts:
+            continue
+        for p, t, n in zip(patches, texts, new_texts):
+            if t != n:
+                open(os.path.join(sdir, p), 'w').write(n)
+        refresh(base, sdir, patches)
+        changed = [p for p, t in zip(patches, texts)
+                   if open(os.path.join(sdir, p)).read() != t]
+        print('edit-series: %s/%s: %s' % (args.driver, series, ', '.join(changed) or 'unchanged'))
+
+
+if __name__ == '__main__':
+    main()
