@@ -1,16 +1,22 @@
 #!/bin/bash
 # run-vm.sh --kver KVER --initrd FILE --log FILE [--append "cmdline"]
 #           [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet]
+#           [--qemu DIR] [--plugin NAME[,ARG=V...]] [--icount SPEC]
 # Boot the Debian kernel KVER with FILE under QEMU (TCG), copy the serial
 # console to stdout (unless --quiet) and to the log.  Fails if the VM timed
 # out or never printed BQLKIT-END.  --arch: Debian architecture of the
 # kernel (amd64 by default; arm64 runs qemu-system-aarch64 -M virt).
+# --qemu DIR: the kit's QEMU (the directory scripts/build-qemu.sh prints)
+# instead of the system's; --plugin NAME,ARGS: its TCG plugin
+# DIR/plugins/libNAME.so with ARGS; --icount SPEC: -icount SPEC (virtual
+# time from instructions executed, one TCG thread) instead of MTTCG.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: run-vm.sh --kver KVER --initrd FILE --log FILE [--append STR] [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet]"; }
+usage() { die "usage: run-vm.sh --kver KVER --initrd FILE --log FILE [--append STR] [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet] [--qemu DIR] [--plugin NAME,ARGS] [--icount SPEC]"; }
 kver='' initrd='' logf='' append='' tmo=240 smp=2 mem=1024 quiet=''
+qemu_dir='' plugin='' icount=''
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--kver) need_arg "$1" "${2:-}"; kver=$2; shift 2 ;;
@@ -22,11 +28,17 @@ while [[ $# -gt 0 ]]; do
 	--mem) need_arg "$1" "${2:-}"; mem=$2; shift 2 ;;
 	--arch) need_arg "$1" "${2:-}"; VM_ARCH=$2; shift 2 ;;
 	--quiet) quiet=1; shift ;;
+	--qemu) need_arg "$1" "${2:-}"; qemu_dir=$2; shift 2 ;;
+	--plugin) need_arg "$1" "${2:-}"; plugin=$2; shift 2 ;;
+	--icount) need_arg "$1" "${2:-}"; icount=$2; shift 2 ;;
 	*) usage ;;
 	esac
 done
 [[ -n $kver && -n $initrd && -n $logf ]] || usage
 [[ -f $initrd ]] || die "no such initrd: $initrd"
+[[ -z $qemu_dir || -f $qemu_dir/firmware-args ]] || die "--qemu $qemu_dir: not a scripts/build-qemu.sh output directory"
+[[ -z $plugin || -n $qemu_dir ]] || die "--plugin needs --qemu (the system's QEMU has no TCG plugins)"
+[[ -z $plugin || -f $qemu_dir/plugins/lib${plugin%%,*}.so ]] || die "--plugin: no $qemu_dir/plugins/lib${plugin%%,*}.so"
 
 kdir=$("$VM_DIR/get-kernel.sh" --arch "$VM_ARCH" "$kver")
 kernel=$kdir/boot/vmlinuz-$kver
@@ -34,15 +46,19 @@ cmdline="panic=-1 quiet $append"
 
 # qemu_cmd: the QEMU command line for this kernel's architecture.
 console=ttyS0
+accel=tcg,thread=multi
+[[ -z $icount ]] || accel="tcg,thread=single -icount $icount"
 qemu_cmd() {
+	local kit=''
+	[[ -z $qemu_dir ]] || kit="$(cat "$qemu_dir/firmware-args") ${plugin:+-plugin $qemu_dir/plugins/lib$plugin}"
 	case $VM_ARCH in
 	amd64)
-		echo qemu-system-x86_64 -accel tcg,thread=multi -cpu qemu64 -M q35 \
+		echo "${qemu_dir:+$qemu_dir/}"qemu-system-x86_64 "$kit" -accel "$accel" -cpu qemu64 -M q35 \
 			-smp "$smp" -m "$mem" -nographic -no-reboot -nic none \
 			-kernel "$kernel" -initrd "$initrd" ;;
 	arm64)
 		# cortex-a72: -cpu max emulates pointer authentication, slow in TCG.
-		echo qemu-system-aarch64 -accel tcg,thread=multi -cpu cortex-a72 -M virt \
+		echo "${qemu_dir:+$qemu_dir/}"qemu-system-aarch64 "$kit" -accel "$accel" -cpu cortex-a72 -M virt \
 			-smp "$smp" -m "$mem" -nographic -no-reboot -nic none \
 			-kernel "$kernel" -initrd "$initrd" ;;
 	*) die "unsupported --arch $VM_ARCH (amd64, arm64)" ;;
