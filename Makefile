@@ -15,7 +15,7 @@ SRC ?= $(KSRC)
 DRIVERS ?= veth mana
 
 .PHONY: all help build modules import prepare-tree vm-kernel probe probe-report drift install uninstall \
-	dkms-source dkms-build dkms-clean deb check check-quick bench matrix export deps clean distclean
+	dkms-source dkms-build dkms-clean deb check check-quick check-debug bench matrix export deps clean distclean
 
 all: build
 
@@ -34,6 +34,10 @@ help:
 	@echo '                      the chroot: ~750 MB download, ~700 MB in BQLKIT_CACHE)'
 	@echo '  make check-quick    the suite without the VM, chroot and DKMS-install tests'
 	@echo '                      (TESTS="t90 t95" runs a subset; BQLKIT_QUICK=1 is check-quick)'
+	@echo '  make check-debug    the veth VM tests (t60 t70 t75 t76 t77) on KASAN+lockdep and KCSAN'
+	@echo '                      kernels built from linux-source-6.12 (first run ~50 min: the two'
+	@echo '                      kernels, cached in $$BQLKIT_CACHE/debug), then t79: no report'
+	@echo '                      naming the kit; DEBUG_SERIES="6.12 6.1" DEBUG_FLAVOURS="kasan kcsan"'
 	@echo '  make deb            build/deb/bqlkit-dkms_VERSION_all.deb (debhelper + dh-dkms): the kit'
 	@echo '                      and the imported bases; install it with apt install ./<deb>'
 	@echo '                      DEB_VERSION=<ver> packages the kit as another version'
@@ -142,6 +146,10 @@ check:
 
 check-quick:
 	BQLKIT_QUICK=1 $(TOP)/tests/run.sh
+
+check-debug:
+	$(if $(DEBUG_SERIES),DEBUG_SERIES="$(DEBUG_SERIES)") $(if $(DEBUG_FLAVOURS),DEBUG_FLAVOURS="$(DEBUG_FLAVOURS)") \
+		$(TOP)/tests/check-debug.sh
 
 # Environment BENCH_* reaches scripts/bench.sh as is (make VAR=... exports it too).
 BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BENCH_SOCKETS BENCH_TX_USECS \

@@ -64,9 +64,16 @@ apt_get() {
 	done
 }
 
-# kdir_for KVER: the kbuild directory of an installed kernel's headers.
+# kdir_for KVER: the kbuild directory of an installed kernel's headers; for
+# a kernel the kit built itself (scripts/build-vm-kernel.sh: no headers
+# package), its O= build directory.
 kdir_for() {
-	echo "/lib/modules/$1/build"
+	local mark=$BQLKIT_CACHE/kernels/$1/.bqlkit-tree-kernel
+	if [ ! -e "/lib/modules/$1/build" ] && [ -f "$mark" ]; then
+		cat "$mark"
+	else
+		echo "/lib/modules/$1/build"
+	fi
 }
 
 # kernel_version KDIR: "X.Y.Z" of a kernel tree or headers directory.

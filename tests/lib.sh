@@ -55,9 +55,15 @@ bad() {
 	fi
 }
 
-# test_kernels: "KVER" lines, one per tested kernel (written by tests/setup.sh).
+# test_kernels: "KVER" lines, one per tested kernel (written by
+# tests/setup.sh); BQLKIT_TEST_KERNELS="KVER ..." instead (make check-debug:
+# the debug kernels).
 test_kernels() {
-	cat "$TEST_KERNELS_FILE"
+	if [ -n "${BQLKIT_TEST_KERNELS:-}" ]; then
+		printf '%s\n' $BQLKIT_TEST_KERNELS
+	else
+		cat "$TEST_KERNELS_FILE"
+	fi
 }
 
 # has NAME PATTERN TEXT: PASS when TEXT has a line matching PATTERN (a grep

@@ -254,6 +254,7 @@ for m in "${intree[@]}"; do add_module "$m"; done
 mkdir -p "$root/bqlkit"
 install -m 0755 "$VM_DIR/guest/init" "$root/init"
 install -m 0644 "$VM_DIR/guest/lib.sh" "$root/bqlkit/lib.sh"
+install -m 0644 "$VM_DIR/guest/debug-reports.ere" "$root/bqlkit/debug-reports.ere"
 install -m 0755 "$VM_DIR/guest/$scenario.sh" "$root/bqlkit/scenario.sh"
 echo "$scenario" >"$root/bqlkit/scenario.name"
 echo "$kver" >"$root/bqlkit/kver"

@@ -39,6 +39,14 @@ done
 kdir=$("$VM_DIR/get-kernel.sh" --arch "$VM_ARCH" "$kver")
 kernel=$kdir/boot/vmlinuz-$kver
 cmdline="panic=-1 quiet $append"
+# A debug kernel (scripts/build-debug-kernels.sh) runs 2-4x slower under
+# TCG (the VM's timeout and the guest's own, knob "slowdown", scale); its
+# sanitizer and lockdep reports print at KERN_WARNING and below,
+# which "quiet" keeps off the console the host scans (tests/t79).
+if [[ -f $kdir/.bqlkit-debug ]]; then
+	tmo=$((tmo * ${VM_DEBUG_SLOWDOWN:-4}))
+	cmdline="$cmdline loglevel=5 bqlkit.debug=$(cat "$kdir/.bqlkit-debug") bqlkit.slowdown=${VM_DEBUG_SLOWDOWN:-4}"
+fi
 
 # qemu_cmd: the QEMU command line for this kernel's architecture.
 console=ttyS0

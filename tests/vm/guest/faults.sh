@@ -17,6 +17,8 @@
 
 SLOW=$(knob slow 300)
 ROUNDS=$(knob rounds 50)
+# Seconds a fault may take: 150, times "slowdown" on a debug kernel (run-vm.sh).
+FAULT_TIMEOUT=$((150 * $(knob slowdown 1)))
 FAULTS=$(knob faults qdisc-swap,channels,xdp,link-flap-sender,link-flap-receiver,pair-delete,netns-delete,module-reload)
 PAYLOAD=64
 SOCKETS=8 # spread over the 4 tx queues (the socket hash picks the queue)
@@ -297,7 +299,7 @@ fi
 for f in $(echo "$FAULTS" | tr , ' '); do
 	dmesg -c >>"$BQLKIT_RUN/dmesg.before" 2>&1
 	emit "fault name=$f start uptime=$(uptime_s)"
-	timeout 150 sh "$0" "$f" || result "fault-$f-complete" FAIL "exit $? (killed after 150 s or crashed)"
+	timeout "$FAULT_TIMEOUT" sh "$0" "$f" || result "fault-$f-complete" FAIL "exit $? (killed after $FAULT_TIMEOUT s or crashed)"
 	# Whatever the fault left behind must not leak into the next one.
 	# shellcheck disable=SC2046 # pids
 	kill $(cat "$BQLKIT_RUN/flood.pids" 2>/dev/null) 2>/dev/null

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Find the kernel's sanitizer, lockdep and WARN/BUG reports in VM console logs.
+
+    find-reports.py LOG...
+
+Prints one line per report, tab-separated:
+    KIND  OWNER  LOG  FIRST-LINE
+KIND: kasan, kcsan, lockdep (lockdep and the atomic-sleep/RCU checks it
+enables; the first lines of these three are guest/debug-reports.ere), warn
+(WARN/BUG/Oops of any other kind).  OWNER: "kit" when the report's text names a function or module of a driver the kit replaces
+(veth, mana: "[veth]", "(veth)", "veth_", "mana_", "gdma_"), else "other".  A report
+runs from its first line to the next report or to its end (a "=====" or
+end-trace line; the end of a lockdep report's stack dump), at most 120
+lines.  The serial console shows them only without "quiet" hiding
+KERN_WARNING (tests/vm/run-vm.sh sets loglevel=5 for debug kernels).
+"""
+import os
+import re
+import sys
+
+# First lines (the console prefixes "[   12.345678] "): the sanitizer and
+# lockdep ones from guest/debug-reports.ere, which the guest's dmesg_check
+# also reads; then any other WARN/BUG/Oops.
+def load_starts():
+    starts = []
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "guest", "debug-reports.ere")) as f:
+        for ere in f.read().splitlines():
+            if not ere:
+                continue
+            kind = "kasan" if "KASAN" in ere else "kcsan" if "KCSAN" in ere else "lockdep"
+            starts.append((kind, re.compile(ere)))
+    starts.append(("warn", re.compile(
+        r"WARNING: CPU: |BUG: |Oops: |kernel BUG at |general protection fault")))
+    return starts
+
+
+STARTS = load_starts()
+# Lines that end a report (inclusive).
+ENDS = re.compile(r"---\[ end trace|^=+$|^-+$")
+# A kit module's stack frame ("veth_xmit+0x1/0x2 [veth]"), function name,
+# or driver name as the watchdog prints it ("vethA (veth): transmit queue").
+KIT = re.compile(r"\[(veth|mana)\]|\((veth|mana)\)|\b(veth|mana|gdma)_[a-z0-9_]+")
+TS = re.compile(r"^\[ *[0-9]+\.[0-9]+\] ")
+MAX_LINES = 120
+
+
+def kind_of(line):
+    for kind, pat in STARTS:
+        if pat.search(line):
+            return kind
+    return None
+
+
+def reports(path):
+    cur = None
+    with open(path, errors="replace") as f:
+        for raw in f:
+            line = TS.sub("", raw.rstrip("\n"))
+            kind = kind_of(line)
+            if kind:
+                if cur:
+                    yield cur
+                cur = {"kind": kind, "first": line, "lines": [line]}
+                continue
+            if cur is None:
+                continue
+            cur["lines"].append(line)
+            # KASAN and KCSAN reports close with a "=====" rule, a WARN with
+            # its end-trace line; a lockdep report has no closing line: it
+            # ends with the stack dump ("</TASK>" on x86).
+            if ((ENDS.search(line) and len(cur["lines"]) > 3)
+                    or (cur["kind"] == "lockdep" and line.strip() == "</TASK>")
+                    or len(cur["lines"]) >= MAX_LINES):
+                yield cur
+                cur = None
+    if cur:
+        yield cur
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit("usage: find-reports.py LOG...")
+    for path in argv[1:]:
+        for r in reports(path):
+            owner = "kit" if any(KIT.search(l) for l in r["lines"]) else "other"
+            print(f"{r['kind']}\t{owner}\t{path}\t{r['first']}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
