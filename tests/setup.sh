@@ -54,6 +54,15 @@ done
 # Bases from kernel trees prepared by scripts/prepare-tree.sh (5.15, 6.6:
 # no Debian source; not in CI).  An O= output directory's source is its
 # "source" link.
+# The same for the kernels built from such trees for the VM tests (t64:
+# scripts/build-vm-kernel.sh; debug kernels come from Debian's source).
+tree_kernels() {
+	local mark
+	for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
+		[ -f "$mark" ] && [ ! -f "$(dirname "$mark")/.bqlkit-debug" ] || continue
+		echo "$(basename "$(dirname "$mark")") $(cat "$mark")"
+	done
+}
 while read -r label kdir; do
 	src=$kdir
 	[ -f "$src/drivers/net/veth.c" ] || src=$(readlink -f "$kdir/source")
@@ -63,4 +72,4 @@ while read -r label kdir; do
 		[ "$(manifest_get "$base" version)" != "$(kernel_version "$src")" ] || ! base_covers "$base"; then
 		"$BQLKIT_TOP/scripts/import-source.sh" "$src" || note "could not import $src"
 	fi
-done < <(test_trees)
+done < <(test_trees; tree_kernels)
