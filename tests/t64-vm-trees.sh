@@ -38,9 +38,7 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 	"$BQLKIT_TOP/tests/vm/smoke.sh" --kver "$k" --log "$log-stock.log" --quiet >/dev/null 2>"$log-stock.err" || true
 	grep -o 'BQLKIT \(rtt label=loaded\|bql label=load\).*' "$log-stock.log" 2>/dev/null | sed "s/^/$t (stock veth): /" >&2 || true
 	vm_smoke "$t" "$k" "$ko" "$log.log"
-	# t76's receiver-down scenario: on 5.15 (and 5.10) it is also the test of
-	# issue 14's finding 4 (a ring-full stop must not look like a stall to
-	# the TX watchdog, whose trans_start those kernels do not stamp).
+	# t76's receiver-down scenario (issue 14, finding 3) on this base too.
 	xlog=$BQLKIT_BUILD/test-logs/vm-xoff-$k.log
 	"$BQLKIT_TOP/tests/vm/xoff.sh" --kver "$k" --veth "$ko" --log "$xlog" --quiet >/dev/null 2>"$xlog.err" || true
 	if grep -q 'BQLKIT-END' "$xlog" 2>/dev/null; then
