@@ -27,14 +27,32 @@ check mana-dev-qemu-has-model bash -c "'$qemu/qemu-system-x86_64' -device help 2
 KIT_PHASES=probe,ping,bulk,bql,doorbells,xdp,flap,channels,mtu,reload,mana_ib
 STOCK_PHASES=probe,ping,bql,doorbells
 
+# boot KVER LOG PHASES [ARGS...]: one VM (tests/vm/mana-dev.sh).
+boot() {
+	local k=$1 log=$2 phases=$3
+	shift 3
+	"$BQLKIT_TOP/tests/vm/mana-dev.sh" --kver "$k" --qemu "$qemu" --log "$log" --quiet \
+		--append "bqlkit.phases=$phases bqlkit.secs=5" "$@" >"$log.out" 2>&1 || true
+}
+
 # run NAME KVER PHASES [--module KO] [--smp N]: one VM, one result per check.
 run() {
 	local name=$1 k=$2 phases=$3 log
 	shift 3
 	log=$BQLKIT_BUILD/test-logs/$name.log
 	mkdir -p "$(dirname "$log")"
-	"$BQLKIT_TOP/tests/vm/mana-dev.sh" --kver "$k" --qemu "$qemu" --log "$log" --quiet \
-		--append "bqlkit.phases=$phases bqlkit.secs=5" "$@" >"$log.out" 2>&1 || true
+	boot "$k" "$log" "$phases" "$@"
+	# Seen once (stop 17): attaching XDP under load, the kernel's own BPF
+	# dispatcher hit an int3 its text patching (text_poke_bp) had already
+	# replaced ("Oops: int3", RIP in bpf_dispatcher_*): cross-vCPU code
+	# modification under TCG, in no code of mana's.  Only that crash is
+	# run again, once, and said so; its log is kept as LOG.int3.
+	if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null && grep -q 'Oops: int3' "$log" 2>/dev/null &&
+		grep -q 'RIP: 0010:bpf_dispatcher_' "$log"; then
+		mv "$log" "$log.int3"
+		echo "$name: the VM crashed in the kernel's BPF dispatcher (Oops: int3, log: $log.int3): run again" >&2
+		boot "$k" "$log" "$phases" "$@"
+	fi
 	if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
 		fail "$name-run" "the VM run did not complete: $(tail -1 "$log.out") (log: $log)"
 		return 0
