@@ -4,7 +4,7 @@
 # built from Debian's linux-source (scripts/build-debug-kernels.sh: KASAN +
 # lockdep, KCSAN), then t79, which fails on any KASAN/KCSAN/lockdep/WARN
 # report naming the kit's code.  Not in make check: building the two kernels
-# takes ~25 min each on 2 cores (cached afterwards), and the VMs run 2-4x
+# takes 20-30 min each on 2 cores (cached afterwards), and the VMs run 2-4x
 # slower.  DEBUG_SERIES (default 6.12), DEBUG_FLAVOURS (default "kasan kcsan").
 # Ends with "N passed, N failed, N skipped", like make check.
 set -euo pipefail
