@@ -74,13 +74,7 @@ for drv in $drivers; do
 
 	# Apply the series to a fresh copy of the base.
 	tree=$out/$drv-src
-	rm -rf "$tree"
-	mkdir -p "$tree"
-	(cd "$base" && tar -c --exclude=MANIFEST .) | tar -x -C "$tree"
-	if ! grep -qv '^#' "$pdir/series"; then
-		qout="(series $series of $drv is empty)"
-	elif ! qout=$(cd "$tree" && QUILT_PATCHES=$pdir QUILT_PC=.pc \
-		quilt --quiltrc "$BQLKIT_TOP/scripts/quiltrc" push -a 2>&1); then
+	if ! qout=$(apply_series "$base" "$pdir" "$tree"); then
 		failed=$(sed -n 's/^Applying patch \(.*\)/\1/p' <<<"$qout" | tail -1)
 		echo "$qout" >"$out/$drv-quilt.log"
 		die "$drv: patch ${failed:-?} of series $series does not apply to the imported Linux $bv source (log: $out/$drv-quilt.log): $(if [ "$(manifest_get "$base" package)" = unknown ] && debian_suite "$series" >/dev/null; then

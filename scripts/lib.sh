@@ -76,6 +76,17 @@ kdir_for() {
 	fi
 }
 
+# apply_series BASE PDIR DIR: DIR becomes a fresh copy of the imported base
+# BASE with the quilt series PDIR pushed (fuzz 0: scripts/quiltrc).  Prints
+# quilt's output; fails as quilt does.  An empty series leaves the copy.
+apply_series() {
+	rm -rf "$3"
+	mkdir -p "$3"
+	(cd "$1" && tar -c --exclude=MANIFEST .) | tar -x -C "$3"
+	grep -qv '^#' "$2/series" || { echo "(the series $2 is empty)"; return 0; }
+	(cd "$3" && QUILT_PATCHES=$2 QUILT_PC=.pc quilt --quiltrc "$BQLKIT_TOP/scripts/quiltrc" push -a 2>&1)
+}
+
 # kernel_version KDIR: "X.Y.Z" of a kernel tree or headers directory.
 # This is the only place scripts read a kernel's version number.
 kernel_version() {

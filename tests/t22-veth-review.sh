@@ -19,10 +19,7 @@ for sdir in "$BQLKIT_TOP"/patches/veth/*/; do
 		continue
 	fi
 	tree=$tmp/$series
-	mkdir -p "$tree"
-	(cd "$base" && tar -c --exclude=MANIFEST .) | tar -x -C "$tree"
-	if ! out=$(cd "$tree" && QUILT_PATCHES=$sdir QUILT_PC=.pc \
-		quilt --quiltrc "$BQLKIT_TOP/scripts/quiltrc" push -a 2>&1); then
+	if ! out=$(apply_series "$base" "${sdir%/}" "$tree"); then
 		fail "veth-review-$series" "the series does not apply: $(tail -1 <<<"$out")"
 		continue
 	fi

@@ -268,10 +268,7 @@ for pdir in "$BQLKIT_TOP"/patches/mana/*/; do
 		skip "$t-applied-audit" "no imported Linux $series base (5.15, 6.6: no Debian source, not in CI; make import SRC=<tree>)"
 		continue
 	fi
-	rm -rf "$tmp/ap"
-	mkdir -p "$tmp/ap"
-	(cd "$base" && tar -c --exclude=MANIFEST .) | tar -x -C "$tmp/ap"
-	if ! out=$(cd "$tmp/ap" && QUILT_PATCHES=$pdir QUILT_PC=.pc quilt --quiltrc "$BQLKIT_TOP/scripts/quiltrc" push -a 2>&1); then
+	if ! out=$(apply_series "$base" "$pdir" "$tmp/ap"); then
 		fail "$t-applies" "$(tail -1 <<<"$out")"
 		continue
 	fi
