@@ -60,6 +60,7 @@ bad() {
 # the debug kernels).
 test_kernels() {
 	if [ -n "${BQLKIT_TEST_KERNELS:-}" ]; then
+		# shellcheck disable=SC2086 # a word list
 		printf '%s\n' $BQLKIT_TEST_KERNELS
 	else
 		cat "$TEST_KERNELS_FILE"
@@ -167,6 +168,22 @@ vm_smoke() {
 	grep -o 'BQLKIT \(rtt\|bql label=load\).*' "$log" | sed "s/^/$name: /" >&2 || true
 	[ "$rc" -eq 0 ] || [ "$(grep -c 'BQLKIT-RESULT .* FAIL' "$log")" -gt 0 ] ||
 		fail "$name-harness" "smoke.sh exit $rc with no failed check (log: $log)"
+}
+
+# vm_xoff NAME KVER KO LOG: t76's receiver-down scenario (tests/vm/xoff.sh)
+# on kernel KVER with the kit's veth KO; one result line per guest check,
+# named NAME-<check>; the xoff and dmesg lines go to stderr.
+vm_xoff() {
+	local name=$1 k=$2 ko=$3 log=$4 rc=0
+	mkdir -p "$(dirname "$log")"
+	"$BQLKIT_TOP/tests/vm/xoff.sh" --kver "$k" --veth "$ko" --log "$log" --quiet \
+		>/dev/null 2>"$log.err" || rc=$?
+	if ! grep -q 'BQLKIT-END' "$log" 2>/dev/null; then
+		fail "$name-xoff-run" "the VM run did not complete (rc=$rc): $(tail -1 "$log.err") (log: $log)"
+		return 0
+	fi
+	vm_results "$name" "$log"
+	grep -o 'BQLKIT \(xoff\|dmesg\) .*' "$log" | sed "s/^/$name: /" >&2 || true
 }
 
 # chroot_cell NAME ID DRIVER DIR: build DRIVER for the row ID of

@@ -39,12 +39,6 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 	grep -o 'BQLKIT \(rtt label=loaded\|bql label=load\).*' "$log-stock.log" 2>/dev/null | sed "s/^/$t (stock veth): /" >&2 || true
 	vm_smoke "$t" "$k" "$ko" "$log.log"
 	# t76's receiver-down scenario (issue 14, finding 3) on this base too.
-	xlog=$BQLKIT_BUILD/test-logs/vm-xoff-$k.log
-	"$BQLKIT_TOP/tests/vm/xoff.sh" --kver "$k" --veth "$ko" --log "$xlog" --quiet >/dev/null 2>"$xlog.err" || true
-	if grep -q 'BQLKIT-END' "$xlog" 2>/dev/null; then
-		vm_results "$t" "$xlog"
-	else
-		fail "$t-xoff-run" "the VM run did not complete: $(tail -1 "$xlog.err" 2>/dev/null) (log: $xlog)"
-	fi
+	vm_xoff "$t" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-xoff-$k.log"
 done
 [ "$n" -gt 0 ] || skip vm-trees "not in CI: no 5.15/6.6 kernel built from a tree (scripts/build-vm-kernel.sh TREE OUTDIR)"

@@ -18,15 +18,5 @@ for k in $(test_kernels); do
 		fail "vm-$series-xoff-build" "$(tail -1 <<<"$out")"
 		continue
 	fi
-	log=$BQLKIT_BUILD/test-logs/vm-xoff-$k.log
-	mkdir -p "$(dirname "$log")"
-	rc=0
-	"$BQLKIT_TOP/tests/vm/xoff.sh" --kver "$k" --veth "$ko" --log "$log" --quiet \
-		>/dev/null 2>"$log.err" || rc=$?
-	if ! grep -q 'BQLKIT-END' "$log" 2>/dev/null; then
-		fail "vm-$series-xoff-run" "the VM run did not complete (rc=$rc): $(tail -1 "$log.err") (log: $log)"
-		continue
-	fi
-	vm_results "vm-$series" "$log"
-	grep -o 'BQLKIT \(xoff\|dmesg\) .*' "$log" | sed "s/^/vm-$series: /" >&2 || true
+	vm_xoff "vm-$series" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-xoff-$k.log"
 done
