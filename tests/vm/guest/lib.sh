@@ -215,10 +215,11 @@ flood_stop() {
 # and lockdep reports (the first lines in debug-reports.ere) to the host,
 # which tells the kit's from the kernel's own (tests/t79).
 dmesg_check() {
+	_complaint='WARNING:|BUG:|transmit queue|refcount|ptr_ring|Oops|general protection'
 	if grep -q 'bqlkit\.debug=' /proc/cmdline; then
-		_bad=$(dmesg | grep -v -E -f /bqlkit/debug-reports.ere | grep -E 'WARNING:|BUG:|transmit queue|refcount|ptr_ring|Oops|general protection')
+		_bad=$(dmesg | grep -v -E -f /bqlkit/debug-reports.ere | grep -E "$_complaint")
 	else
-		_bad=$(dmesg | grep -E 'WARNING:|BUG:|transmit queue|refcount|ptr_ring|Oops|general protection')
+		_bad=$(dmesg | grep -E "$_complaint")
 	fi
 	[ -z "$_bad" ] && return 0
 	echo "$_bad" | head -n 40 | sed 's/^/BQLKIT dmesg /'
