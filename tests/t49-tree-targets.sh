@@ -1,0 +1,128 @@
+#!/bin/bash
+# The tree targets from an empty cache, on a real kernel tree: Debian's
+# linux-source-6.1 (the one tree CI has; 5.15/6.6 trees are not in CI).
+# With BQLKIT_CACHE and BQLKIT_BUILD pointing at EMPTY directories, as on a
+# fresh machine:
+#   make vm-kernel TREE OUT     a bootable kernel from the clean tree (O=OUT)
+#   make import SRC=TREE        the base, from the tree
+#   make bench                  one short stock/kit boot pair on the kernel
+#                               make vm-kernel built (its O= dir as KDIR)
+#   make prepare-tree TREE      defconfig + the kit's drivers, modules_prepare
+#                               (in the tree: last, as O= builds need it clean)
+#   make build KDIR=TREE        veth and mana against it (with the ABI check)
+# t47 does the same for a matrix row; t41/t64 use 5.15/6.6 trees where a
+# machine has them.  ~15 min, most of it the kernel build.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+if [ -n "${BQLKIT_QUICK:-}" ]; then
+	skip tree-targets "BQLKIT_QUICK=1 (no kernel build, no VM)"
+	exit 0
+fi
+if [ "$(uname -m)" != x86_64 ]; then
+	skip tree-targets "make vm-kernel builds x86_64 kernels; this host is $(uname -m)"
+	exit 0
+fi
+src=/usr/src/linux-source-6.1.tar.xz
+if [ ! -f "$src" ]; then
+	fail tree-targets "no $src (tests/setup.sh installs linux-source-6.1)"
+	exit 0
+fi
+tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/bqlkit-t49.XXXXXX")
+logs=$BQLKIT_BUILD/test-logs/t49
+rm -rf "$logs"
+mkdir -p "$logs"
+# The build logs the errors name live in $tmp: keep them.
+cleanup() {
+	(cd "$tmp" && find build vm -maxdepth 3 -name '*.log' -print0 2>/dev/null |
+		xargs -0 -r cp --parents -t "$logs")
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+export BQLKIT_CACHE=$tmp/cache BQLKIT_BUILD=$tmp/build
+mkdir -p "$BQLKIT_CACHE" "$BQLKIT_BUILD"
+check tree-targets-cache-is-empty test -z "$(find "$BQLKIT_CACHE" "$BQLKIT_BUILD" -mindepth 1 -print -quit)"
+echo "t49: logs in $logs (the build logs under $tmp are copied there at the end)" >&2
+mk() { make -s -C "$BQLKIT_TOP" "$@"; }
+# run NAME LOG CMD...: PASS NAME when CMD succeeds (its output in LOG), else
+# FAIL with its last error line; returns CMD's status.
+run() {
+	local name=$1 log=$2 rc=0
+	shift 2
+	"$@" >"$log" 2>&1 || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "$name"
+	else
+		fail "$name" "exit $rc: $(grep -m1 '^bqlkit: error:' "$log" || tail -1 "$log") (log: $log)"
+	fi
+	return "$rc"
+}
+
+tar -C "$tmp" -xf "$src"
+tree=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' -print -quit)
+kv=$(kernel_version "$tree")
+
+# --- make vm-kernel: first, while the tree is clean (O= build) ------------
+start=$SECONDS
+if run tree-targets-vm-kernel "$logs/vm-kernel.log" mk vm-kernel TREE="$tree" OUT="$tmp/vm"; then
+	echo "t49: make vm-kernel (Linux $kv) in $((SECONDS - start)) s" >&2
+	rel=$(cat "$tmp/vm/include/config/kernel.release")
+	kimg=$BQLKIT_CACHE/kernels/$rel
+	check tree-targets-vm-kernel-release test "$rel" = "$kv-vm"
+	check tree-targets-vm-kernel-image test -s "$kimg/boot/vmlinuz-$rel"
+	check tree-targets-vm-kernel-veth-module test -n "$(find "$kimg/lib/modules/$rel" -name 'veth.ko*' -print -quit)"
+	check tree-targets-vm-kernel-marked test "$(cat "$kimg/.bqlkit-tree-kernel")" = "$tmp/vm"
+fi
+
+# --- make import: the base, from the tree ----------------------------------
+if run tree-targets-import "$logs/import.log" mk import SRC="$tree"; then
+	check tree-targets-import-manifest test -f "$BQLKIT_BUILD/bases/6.1/MANIFEST"
+fi
+
+# --- make bench on the kernel make vm-kernel built --------------------------
+if [ -n "${rel:-}" ] && [ -f "$BQLKIT_BUILD/bases/6.1/MANIFEST" ]; then
+	start=$SECONDS
+	res=$tmp/results
+	if run tree-targets-bench "$logs/bench.log" mk bench BENCH_KERNELS="$rel" BENCH_OUT="$res" \
+		BENCH_RUNS=1 BENCH_SECS=4 BENCH_TX_USECS=0 BENCH_PAYLOADS=64 BENCH_SWEEP_PAYLOADS=none \
+		BENCH_UNSLOWED_PAYLOADS=64 BENCH_UNSLOWED_TX_USECS=0 BENCH_UNSLOWED_SECS=4; then
+		echo "t49: make bench (1 boot pair) in $((SECONDS - start)) s" >&2
+		check tree-targets-bench-report test -s "$res/bench.md"
+		# Both boots ran their floods: the report has both sides' numbers.
+		check tree-targets-bench-json python3 - "$res/bench-$rel.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("p50_ratio", "pps_ratio"):
+    v = d.get(k)
+    if not isinstance(v, (int, float)) or v <= 0:
+        sys.exit(f"{sys.argv[1]}: {k} = {v!r}")
+EOF
+	fi
+else
+	skip tree-targets-bench "no kernel from make vm-kernel or no base from make import (failed above)"
+fi
+
+# --- make prepare-tree, build KDIR=: in the tree, after the O= users -------
+start=$SECONDS
+if run tree-targets-prepare-tree "$logs/prepare-tree.log" mk prepare-tree TREE="$tree"; then
+	echo "t49: make prepare-tree (Linux $kv) in $((SECONDS - start)) s" >&2
+	check tree-targets-prepared test -f "$tree/.bqlkit-prepared"
+	# The in-tree exports the kit keeps (mana's, for mana_ib) stand in for
+	# the Module.symvers a prepared tree lacks.
+	check tree-targets-abi-stand-in grep -q 'mana_gd_send_request' "$tree/Module.symvers"
+	if [ -f "$BQLKIT_BUILD/bases/6.1/MANIFEST" ] &&
+		run tree-targets-build "$logs/build.log" mk build KDIR="$tree"; then
+		kr=$(cat "$tree/include/config/kernel.release")
+		for drv in veth mana; do
+			ko=$BQLKIT_BUILD/$kv/$drv.ko
+			if [ ! -f "$ko" ]; then
+				fail "tree-targets-build-$drv" "no $ko (log: $logs/build.log)"
+				continue
+			fi
+			check "tree-targets-build-$drv-vermagic" bash -c "modinfo -F vermagic '$ko' | grep -q '^$kr '"
+			check "tree-targets-build-$drv-series" bash -c "modinfo -F bqlkit '$ko' | grep -q 'series=6.1'"
+			check "tree-targets-build-$drv-bql" bash -c "nm -u '$ko' | grep -qw dql_completed"
+		done
+		has tree-targets-build-mana-abi-kept 'mana: ABI kept for .*exported symbols match' "$(cat "$logs/build.log")"
+	fi
+fi
