@@ -83,9 +83,35 @@ if [ -n "$print" ]; then
 	echo "$APT_CONFIG"
 	exit 0
 fi
+# update_lists: apt-get update, again (up to BQLKIT_APT_TRIES times, default
+# 3, BQLKIT_APT_RETRY_WAIT s apart, default 20) while the mirror serves index
+# files that do not match its Release file: a mirror caught mid-sync (apt:
+# "Mirror sync in progress?", "Hash Sum mismatch").
+update_lists() {
+	local try
+	for try in $(seq 1 "${BQLKIT_APT_TRIES:-3}"); do
+		apt_get "$dir/update.log" update -qq && return 0
+		grep -qE 'Mirror sync in progress|Hash Sum mismatch' "$dir/update.log" || return 1
+		[ "$try" -lt "${BQLKIT_APT_TRIES:-3}" ] || return 1
+		note "apt-get update for $suite ($arch): $(grep -m1 '^E:' "$dir/update.log" | cut -c1-240); again in ${BQLKIT_APT_RETRY_WAIT:-20} s"
+		sleep "${BQLKIT_APT_RETRY_WAIT:-20}"
+	done
+	return 1
+}
 if [ -z "$(find "$dir/lists" -maxdepth 1 \( -name '*_Packages*' -o -name '*_Sources*' \) -mmin -1440 2>/dev/null | head -1)" ]; then
 	step "apt-get update for $suite ($arch), private lists in $dir"
-	apt_get "$dir/update.log" update -qq || { tail -3 "$dir/update.log" >&2; die "apt-get update for $suite failed (log: $dir/update.log)"; }
+	if ! update_lists; then
+		# apt keeps the index files it did fetch ("They have been ignored, or
+		# old ones used instead"): go on with those, saying which are missing.
+		err=$(grep -m1 '^E:' "$dir/update.log" | cut -c1-240)
+		[ -n "$(find "$dir/lists" -maxdepth 1 \( -name '*_Packages*' -o -name '*_Sources*' \) -print -quit)" ] ||
+			die "apt-get update for $suite ($arch) failed: $err (log: $dir/update.log)"
+		if [ -n "$base" ] && [ -z "$(find "$dir/lists" -maxdepth 1 -name "*_dists_${suite}_main_*" \( -name '*_Packages*' -o -name '*_Sources*' \) -print -quit)" ]; then
+			note "apt-get update for $suite ($arch): no index of $suite itself ($err): going on with $base's packages only (log: $dir/update.log)"
+		else
+			note "apt-get update for $suite ($arch) failed for some index files ($err): going on with those apt has (log: $dir/update.log)"
+		fi
+	fi
 fi
 [ $# -gt 0 ] || exit 0
 exec "$@"

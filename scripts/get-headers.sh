@@ -21,6 +21,8 @@ apt_p() { "$BQLKIT_TOP/scripts/apt-private.sh" "$suite" --arch "$arch" -- "$@"; 
 # A backports suite's metapackage is only a candidate when pinned to it.
 pin=()
 case $suite in *-backports) pin=(-o APT::Default-Release="$suite") ;; esac
+# The private lists first, where their errors show (apt-cache's do not).
+apt_p true
 kver=$(apt_p apt-cache "${pin[@]}" depends "$meta" 2>/dev/null |
 	sed -n 's/^ *Depends: linux-headers-\(.*\)$/\1/p' | grep -v '^common' | head -1)
 [ -n "$kver" ] || die "$meta names no kernel in $suite ($arch): apt-private.sh $suite update?"
