@@ -32,10 +32,10 @@ tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/bqlkit-t49.XXXXXX")
 logs=$BQLKIT_BUILD/test-logs/t49
 rm -rf "$logs"
 mkdir -p "$logs"
-# The build logs the errors name live in $tmp: keep them.
+# The build logs the errors name, and bench's results, live in $tmp: keep them.
 cleanup() {
-	(cd "$tmp" && find build vm -maxdepth 3 -name '*.log' -print0 2>/dev/null |
-		xargs -0 -r cp --parents -t "$logs")
+	(cd "$tmp" && find build vm results -maxdepth 3 \( -name '*.log' -o -name '*.json' -o -name '*.md' \) -print0 2>/dev/null |
+		xargs -0 -r cp --parents -t "$logs") || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -88,14 +88,17 @@ if [ -n "${rel:-}" ] && [ -f "$BQLKIT_BUILD/bases/6.1/MANIFEST" ]; then
 		BENCH_UNSLOWED_PAYLOADS=64 BENCH_UNSLOWED_TX_USECS=0 BENCH_UNSLOWED_SECS=4; then
 		echo "t49: make bench (1 boot pair) in $((SECONDS - start)) s" >&2
 		check tree-targets-bench-report test -s "$res/bench.md"
-		# Both boots ran their floods: the report has both sides' numbers.
-		check tree-targets-bench-json python3 - "$res/bench-$rel.json" <<'EOF'
+		# Both boots ran to the end, and every flood has its ratio.
+		check tree-targets-bench-json python3 - "$res/bench-$rel.json" 1 <<'EOF'
 import json, sys
-d = json.load(open(sys.argv[1]))
-for k in ("p50_ratio", "pps_ratio"):
-    v = d.get(k)
-    if not isinstance(v, (int, float)) or v <= 0:
-        sys.exit(f"{sys.argv[1]}: {k} = {v!r}")
+path, runs = sys.argv[1], int(sys.argv[2])
+d = json.load(open(path))
+if d["runs_complete"] != {"stock": runs, "kit": runs}:
+    sys.exit(f"{path}: runs_complete {d['runs_complete']}, expected {runs} of each")
+for kind, key in (("slowed", "p50_ratio"), ("unslowed", "pps_ratio")):
+    vals = [sc.get(key) for sc in d["scenarios"].values() if sc.get("kind") == kind]
+    if not vals or not all(isinstance(v, (int, float)) and v > 0 for v in vals):
+        sys.exit(f"{path}: {kind} {key} {vals}")
 EOF
 	fi
 else
