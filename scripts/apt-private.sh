@@ -83,6 +83,11 @@ if [ -n "$print" ]; then
 	echo "$APT_CONFIG"
 	exit 0
 fi
+# index [FIND-TEST...]: the first Packages/Sources index file of the private
+# lists that passes FIND-TEST (e.g. -mmin -1440), or nothing.
+index() {
+	find "$dir/lists" -maxdepth 1 \( -name '*_Packages*' -o -name '*_Sources*' \) "$@" -print -quit 2>/dev/null
+}
 # update_lists: apt-get update, again (up to BQLKIT_APT_TRIES times, default
 # 3, BQLKIT_APT_RETRY_WAIT s apart, default 20) while the mirror serves index
 # files that do not match its Release file: a mirror caught mid-sync (apt:
@@ -98,15 +103,15 @@ update_lists() {
 	done
 	return 1
 }
-if [ -z "$(find "$dir/lists" -maxdepth 1 \( -name '*_Packages*' -o -name '*_Sources*' \) -mmin -1440 2>/dev/null | head -1)" ]; then
+if [ -z "$(index -mmin -1440)" ]; then
 	step "apt-get update for $suite ($arch), private lists in $dir"
 	if ! update_lists; then
 		# apt keeps the index files it did fetch ("They have been ignored, or
 		# old ones used instead"): go on with those, saying which are missing.
 		err=$(grep -m1 '^E:' "$dir/update.log" | cut -c1-240)
-		[ -n "$(find "$dir/lists" -maxdepth 1 \( -name '*_Packages*' -o -name '*_Sources*' \) -print -quit)" ] ||
+		[ -n "$(index)" ] ||
 			die "apt-get update for $suite ($arch) failed: $err (log: $dir/update.log)"
-		if [ -n "$base" ] && [ -z "$(find "$dir/lists" -maxdepth 1 -name "*_dists_${suite}_main_*" \( -name '*_Packages*' -o -name '*_Sources*' \) -print -quit)" ]; then
+		if [ -n "$base" ] && [ -z "$(index -name "*_dists_${suite}_main_*")" ]; then
 			note "apt-get update for $suite ($arch): no index of $suite itself ($err): going on with $base's packages only (log: $dir/update.log)"
 		else
 			note "apt-get update for $suite ($arch) failed for some index files ($err): going on with those apt has (log: $dir/update.log)"
