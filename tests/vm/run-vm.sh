@@ -2,6 +2,7 @@
 # run-vm.sh --kver KVER --initrd FILE --log FILE [--append "cmdline"]
 #           [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet]
 #           [--qemu DIR] [--qemu-args "ARGS"] [--qmp SOCKET]
+#           [--plugin NAME[,ARG=V...]] [--icount SPEC]
 # Boot the Debian kernel KVER with FILE under QEMU (TCG), copy the serial
 # console to stdout (unless --quiet) and to the log.  Fails if the VM timed
 # out or never printed BQLKIT-END.  --arch: Debian architecture of the
@@ -10,12 +11,16 @@
 # qemu-system-* and firmware-args) instead of Debian's; --qemu-args: more
 # QEMU arguments (e.g. -netdev/-device for an emulated MANA VF); --qmp: a
 # QMP socket for the host to query and set device properties.
+# --plugin NAME,ARGS: the kit QEMU's TCG plugin DIR/plugins/libNAME.so with
+# ARGS (needs --qemu); --icount SPEC: -icount SPEC (virtual time from
+# instructions executed, one TCG thread) instead of MTTCG.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: run-vm.sh --kver KVER --initrd FILE --log FILE [--append STR] [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet] [--qemu DIR] [--qemu-args ARGS] [--qmp SOCKET]"; }
+usage() { die "usage: run-vm.sh --kver KVER --initrd FILE --log FILE [--append STR] [--timeout SECS] [--smp N] [--mem MB] [--arch ARCH] [--quiet] [--qemu DIR] [--qemu-args ARGS] [--qmp SOCKET] [--plugin NAME,ARGS] [--icount SPEC]"; }
 kver='' initrd='' logf='' append='' tmo=240 smp=2 mem=1024 quiet='' qemu_dir='' qemu_args='' qmp=''
+plugin='' icount=''
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--kver) need_arg "$1" "${2:-}"; kver=$2; shift 2 ;;
@@ -30,11 +35,16 @@ while [[ $# -gt 0 ]]; do
 	--qemu) need_arg "$1" "${2:-}"; qemu_dir=$2; shift 2 ;;
 	--qemu-args) qemu_args=${2:-}; shift 2 ;;
 	--qmp) need_arg "$1" "${2:-}"; qmp=$2; shift 2 ;;
+	--plugin) need_arg "$1" "${2:-}"; plugin=$2; shift 2 ;;
+	--icount) need_arg "$1" "${2:-}"; icount=$2; shift 2 ;;
 	*) usage ;;
 	esac
 done
 [[ -n $kver && -n $initrd && -n $logf ]] || usage
 [[ -f $initrd ]] || die "no such initrd: $initrd"
+[[ -z $qemu_dir || -f $qemu_dir/firmware-args ]] || die "--qemu $qemu_dir: not a scripts/build-qemu.sh output directory"
+[[ -z $plugin || -n $qemu_dir ]] || die "--plugin needs --qemu (the system's QEMU has no TCG plugins)"
+[[ -z $plugin || -f $qemu_dir/plugins/lib${plugin%%,*}.so ]] || die "--plugin: no $qemu_dir/plugins/lib${plugin%%,*}.so"
 
 kdir=$("$VM_DIR/get-kernel.sh" --arch "$VM_ARCH" "$kver")
 kernel=$kdir/boot/vmlinuz-$kver
@@ -52,7 +62,7 @@ fi
 console=ttyS0
 qemu_bin() {
 	if [[ -n $qemu_dir ]]; then
-		echo "$qemu_dir/$1 $(cat "$qemu_dir/firmware-args")"
+		echo "$qemu_dir/$1 $(cat "$qemu_dir/firmware-args")${plugin:+ -plugin $qemu_dir/plugins/lib$plugin}"
 	else
 		echo "$1"
 	fi
@@ -63,15 +73,18 @@ if [[ -n $qemu_dir ]]; then
 	[[ -x $qemu_dir/$b && -f $qemu_dir/firmware-args ]] ||
 		die "--qemu $qemu_dir has no $b (scripts/build-qemu.sh, QEMU_TARGETS for other targets)"
 fi
+[[ -z $plugin || -n $qemu_dir ]] || die "--plugin needs --qemu DIR (the kit's QEMU has the plugins)"
+accel=tcg,thread=multi
+[[ -z $icount ]] || accel="tcg,thread=single -icount $icount"
 qemu_cmd() {
 	case $VM_ARCH in
 	amd64)
-		echo "$(qemu_bin qemu-system-x86_64)" -accel tcg,thread=multi -cpu qemu64 -M q35 \
+		echo "$(qemu_bin qemu-system-x86_64)" -accel "$accel" -cpu qemu64 -M q35 \
 			-smp "$smp" -m "$mem" -nographic -no-reboot -nic none \
 			-kernel "$kernel" -initrd "$initrd" ;;
 	arm64)
 		# cortex-a72: -cpu max emulates pointer authentication, slow in TCG.
-		echo "$(qemu_bin qemu-system-aarch64)" -accel tcg,thread=multi -cpu cortex-a72 -M virt \
+		echo "$(qemu_bin qemu-system-aarch64)" -accel "$accel" -cpu cortex-a72 -M virt \
 			-smp "$smp" -m "$mem" -nographic -no-reboot -nic none \
 			-kernel "$kernel" -initrd "$initrd" ;;
 	*) die "unsupported --arch $VM_ARCH (amd64, arm64)" ;;

@@ -128,7 +128,12 @@ bql_sample() {
 # and the last limit.  A single read rarely finds the ring non-empty: the
 # peer's NAPI drains it within one poll.
 bql_watch() {
-	_w=$(in_ns A bqlwatch vethA 0 "$2" ${3:+"$3"})
+	bql_watch_emit "$1" "$(in_ns A bqlwatch vethA 0 "$2" ${3:+"$3"})"
+}
+
+# bql_watch_emit LABEL BQLWATCH_OUTPUT: bql_watch's line from bqlwatch's.
+bql_watch_emit() {
+	_w=$2
 	_src=$(echo "$_w" | sed -n 's/.*source=\([a-z]*\).*/\1/p')
 	if [ "$_src" = sysfs ] || [ "$_src" = ethtool ]; then
 		emit "bql label=$1 queue=tx-0 inflight=$(echo "$_w" | sed -n 's/.*max_inflight=\([0-9]*\).*/\1/p') limit=$(echo "$_w" | sed -n 's/.*max_limit=\([0-9]*\).*/\1/p') source=$_src $(echo "$_w" | grep -o 'reads=[0-9]* nonzero=[0-9]*') $(echo "$_w" | grep -o 'sum_inflight=[0-9]* last_limit=[0-9]*')"
@@ -152,8 +157,11 @@ bql_has_source() { ! bql_values "$1" source | grep -qx none; }
 bql_max() { bql_values "$1" "$2" | awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { print m }'; }
 
 # qdisc_stats LABEL: root qdisc counters of vethA.
-qdisc_stats() {
-	tc -n A -s qdisc show dev vethA | awk -v l="$1" '
+qdisc_stats() { tc -n A -s qdisc show dev vethA | qdisc_stats_emit "$1"; }
+
+# qdisc_stats_emit LABEL: qdisc_stats' line from tc -s qdisc output on stdin.
+qdisc_stats_emit() {
+	awk -v l="$1" '
 		/^qdisc/ { n++ }
 		n == 1 && /dropped/ {
 			for (i = 1; i <= NF; i++) {
@@ -182,7 +190,8 @@ rtt_measure() {
 	rtt_report "$1" "$BQLKIT_RUN/ping.$1"
 }
 
-# flood_start LABEL SECS PAYLOAD NSOCKETS: sink in B, sender in A (background).
+# flood_start LABEL SECS PAYLOAD NSOCKETS: sink in B, sender in A (background;
+# on CPU $FLOOD_SEND_CPU if set).
 flood_start() {
 	FLOOD_LABEL=$1
 	# Background simple commands (not functions) so that $! is the
@@ -190,7 +199,7 @@ flood_start() {
 	/usr/sbin/ip netns exec B /usr/bin/udpflood sink "$FLOOD_PORT" $(($2 + 30)) >"$BQLKIT_RUN/sink.out" 2>&1 &
 	FLOOD_SINK=$!
 	sleep 0.3
-	/usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" "$2" "$3" "$4" >"$BQLKIT_RUN/send.out" 2>&1 &
+	${FLOOD_SEND_CPU:+taskset -c "$FLOOD_SEND_CPU"} /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" "$2" "$3" "$4" >"$BQLKIT_RUN/send.out" 2>&1 &
 	FLOOD_SEND=$!
 	emit "flood label=$1 start secs=$2 payload=$3 sockets=$4 uptime=$(uptime_s)"
 }
@@ -240,4 +249,26 @@ kit_module_loaded() {
 	*-bqlkit) result "${_m}_is_kit" PASS "version=$_ver" ;;
 	*) result "${_m}_is_kit" FAIL "version=${_ver:-none}: not the kit's module" ;;
 	esac
+}
+
+# vm_mark LABEL [mark|begin|end]: execute the marker of the insncount TCG
+# plugin (qemu/plugins/insncount.c; vmmark) and emit
+#   BQLKIT mark label=LABEL seq=N cmd=CMD
+# N numbers the markers from 1 as the plugin does (the plugin's output line
+# "insncount mark seq=N ..." has the instruction counts at this point);
+# begin/end also start/write the plugin's profile.  Without the plugin the
+# marker is a no-op and the line is still printed.  Serial callers only:
+# the count lives in $BQLKIT_RUN/mark.seq.
+vm_mark() {
+	/usr/bin/vmmark "${2:-mark}" || return 1
+	vm_marked "$1" "${2:-mark}"
+}
+
+# vm_marked LABEL CMD: number a marker another program executed (udpflood
+# with UDPFLOOD_VMMARK=1: "begin" before its first datagram, "end" after
+# the sink's last) and emit its mark line, as vm_mark does for its own.
+vm_marked() {
+	_ms=$(($(cat "$BQLKIT_RUN/mark.seq" 2>/dev/null || echo 0) + 1))
+	echo "$_ms" >"$BQLKIT_RUN/mark.seq"
+	emit "mark label=$1 seq=$_ms cmd=$2 uptime=$(uptime_s)"
 }

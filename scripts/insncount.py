@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""insncount.py: read the insncount TCG plugin's output (qemu/plugins/insncount.c)
+together with the guest's console log, and give the instructions the guest
+executed between two of its markers.
+
+    insncount.py intervals CONSOLE_LOG PLUGIN_OUT
+        one line per interval: LABEL, instructions per vCPU (kernel/user) and
+        the total.  An interval is a pair of markers labelled L.begin and
+        L.end (tests/vm/guest/lib.sh: vm_mark L.begin; ...; vm_mark L.end).
+    insncount.py profile PROF_FILE SEQ SYSTEM_MAP [MODULE_SYMS] [--top N]
+        the profile written at marker SEQ, summed per function: System.map
+        for the kernel (boot with nokaslr), MODULE_SYMS for modules (lines
+        "ADDR t NAME [module]" as /proc/kallsyms prints them).
+
+The interface, for other scenarios (the mana bench too):
+  guest: lib.sh's vm_mark LABEL [mark|begin|end] prints
+         "BQLKIT mark label=LABEL seq=N cmd=..." and executes the marker;
+  host:  run-vm.sh --qemu DIR --plugin insncount,out=FILE[,prof=FILE];
+  here:  intervals(console_lines, plugin_lines) -> {L: Interval}.
+Markers pair with the plugin's lines by seq (both count from 1); a label
+whose seq the plugin did not report (no plugin, or a lost line) is left out.
+"""
+import bisect
+import re
+import sys
+
+MARK = re.compile(r"BQLKIT mark label=(\S+) seq=(\d+)")
+PLUG = re.compile(r"^insncount mark seq=(\d+) cmd=(\d+) vcpu=(\d+)(?: switches=(\d+))?((?: [ku]\d+=\d+)+)")
+
+
+class Interval:
+    """Instructions between L.begin and L.end, per vCPU."""
+
+    def __init__(self, begin, end):
+        n = max(len(begin["k"]), len(end["k"]))
+        self.kernel = [end["k"].get(i, 0) - begin["k"].get(i, 0) for i in range(n)]
+        self.user = [end["u"].get(i, 0) - begin["u"].get(i, 0) for i in range(n)]
+        # vCPU turns (one TCG thread: -icount); None from older plugins
+        self.switches = (end["switches"] - begin["switches"]
+                         if begin.get("switches") is not None and end.get("switches") is not None else None)
+
+    @property
+    def total(self):
+        return sum(self.kernel) + sum(self.user)
+
+    def as_dict(self):
+        return {"kernel": self.kernel, "user": self.user, "total": self.total,
+                "kernel_total": sum(self.kernel), "user_total": sum(self.user),
+                "vcpu_switches": self.switches}
+
+
+def plugin_marks(lines):
+    """seq -> {"cmd", "vcpu", "k": {vcpu: n}, "u": {vcpu: n}} from the plugin's output."""
+    out = {}
+    for line in lines:
+        m = PLUG.match(line.strip())
+        if not m:
+            continue
+        d = {"cmd": int(m.group(2)), "vcpu": int(m.group(3)), "k": {}, "u": {},
+             "switches": int(m.group(4)) if m.group(4) else None}
+        for f in m.group(5).split():
+            key, val = f.split("=")
+            d[key[0]][int(key[1:])] = int(val)
+        out[int(m.group(1))] = d
+    return out
+
+
+def guest_marks(lines):
+    """label -> seq from the guest's console lines (the last one wins)."""
+    out = {}
+    for line in lines:
+        m = MARK.search(line)
+        if m:
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def intervals(console_lines, plugin_lines):
+    """{L: Interval} for every L.begin/L.end pair the plugin reported."""
+    plug = plugin_marks(plugin_lines)
+    marks = guest_marks(console_lines)
+    out = {}
+    for label, seq in marks.items():
+        if not label.endswith(".begin"):
+            continue
+        base = label[:-len(".begin")]
+        end = marks.get(base + ".end")
+        if end is None or seq not in plug or end not in plug:
+            continue
+        out[base] = Interval(plug[seq], plug[end])
+    return out
+
+
+def read_symbols(system_map, module_syms=None):
+    """Sorted (addr, name) of text symbols."""
+    syms = []
+    for path in (system_map, module_syms):
+        if not path:
+            continue
+        with open(path, errors="replace") as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 3 and w[1] in "tTwW":
+                    name = w[2] + (" " + w[3] if len(w) > 3 else "")
+                    syms.append((int(w[0], 16), name))
+    syms.sort()
+    return syms
+
+
+def profile(prof_lines, seq, syms):
+    """{function: [total, cpu0, cpu1, ...]} of the profile written at marker seq."""
+    addrs = [a for a, _ in syms]
+    out, on = {}, False
+    for line in prof_lines:
+        if line.startswith("# profile"):
+            on = f" seq={seq} " in line + " "
+            continue
+        if not on:
+            continue
+        w = line.split()
+        addr, counts = int(w[0], 16), [int(x) for x in w[1:]]
+        i = bisect.bisect_right(addrs, addr) - 1
+        name = syms[i][1] if i >= 0 and addr >> 63 else ("[user]" if not addr >> 63 else "[unknown]")
+        acc = out.setdefault(name, [0] * len(counts))
+        for j, c in enumerate(counts):
+            acc[j] += c
+    return out
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "intervals":
+        with open(argv[2], errors="replace") as c, open(argv[3]) as p:
+            iv = intervals(c.readlines(), p.readlines())
+        for label, i in iv.items():
+            per = " ".join(f"k{n}={k} u{n}={u}" for n, (k, u) in enumerate(zip(i.kernel, i.user)))
+            print(f"{label} {per} total={i.total}")
+        return 0
+    if len(argv) >= 5 and argv[1] == "profile":
+        top = 40
+        if "--top" in argv:
+            top = int(argv[argv.index("--top") + 1])
+            argv = argv[:argv.index("--top")]
+        syms = read_symbols(argv[4], argv[5] if len(argv) > 5 else None)
+        with open(argv[2]) as f:
+            prof = profile(f.readlines(), int(argv[3]), syms)
+        total = sum(v[0] for v in prof.values()) or 1
+        for name, v in sorted(prof.items(), key=lambda x: -x[1][0])[:top]:
+            print(f"{v[0]:>14} {100.0 * v[0] / total:6.2f}% {' '.join(str(x) for x in v[1:])} {name}")
+        print(f"{total:>14} total")
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
