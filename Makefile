@@ -41,18 +41,23 @@ help:
 	@echo '  make deb            build/deb/bqlkit-dkms_VERSION_all.deb (debhelper + dh-dkms): the kit'
 	@echo '                      and the imported bases; install it with apt install ./<deb>'
 	@echo '                      DEB_VERSION=<ver> packages the kit as another version'
-	@echo '  make bench          stock vs kit veth under QEMU: RTT under load, pps, drops, BQL limit'
-	@echo '                      (~20-25 min for 2 kernels; not pass/fail) -> results/bench-KVER.json, bench.md, bench.png'
-	@echo '                      per boot: unslowed-receiver floods (sink pps), then slowed-receiver floods'
-	@echo '                      (RTT, DQL limit); the kit boot sets ethtool -C tx-usecs before each flood'
+	@echo '  make bench          stock vs kit veth under QEMU (the kit'"'"'s, scripts/build-qemu.sh): guest'
+	@echo '                      instructions per packet (insncount TCG plugin), latency under load, pps, DQL limit'
+	@echo '                      (not pass/fail) -> results/bench-KVER.json, bench.md, bench.png'
+	@echo '                      per boot: cost floods (fixed count, unslowed), then slowed-receiver floods'
+	@echo '                      (tsprobe one-way delay, ping RTT); the kit boot sets ethtool -C tx-usecs before each flood'
 	@echo '                      BENCH_RUNS=4 (VM boots per kernel and variant; medians over them)'
 	@echo '                      BENCH_KERNELS="<kver> ..." (default: the test kernels)  BENCH_SOCKETS=4'
-	@echo '                      BENCH_SLOW=500 (receiver slowdown: ingress u32 filters)  BENCH_SECS=5 (s per slowed flood)'
-	@echo '                      BENCH_TX_USECS=0,100,500 (kit tx-usecs of the slowed floods; 0 = per packet)'
-	@echo '                      BENCH_PAYLOADS=64,1472 (slowed, at tx-usecs 100 only, or the first setting)'
+	@echo '                      BENCH_MODE=icount (guest time = instructions; mttcg: host time)'
+	@echo '                      BENCH_ICOUNT=shift=2,sleep=off,align=off  BENCH_PROFILE=1 (per-address profiles)'
+	@echo '                      BENCH_COST_COUNT=100000  BENCH_COST_PAYLOADS=64 (none = skip)  BENCH_COST_TX_USECS=def,0'
+	@echo '                      BENCH_SPLIT=1 (also cost floods with the receive path on its own vCPU)'
+	@echo '                      BENCH_SLOW=100 (receiver slowdown: ingress u32 filters)  BENCH_SECS=4 (s per slowed flood)'
+	@echo '                      BENCH_TX_USECS=def,0,500 (kit tx-usecs of the slowed floods; def = default, 0 = per packet)'
+	@echo '                      BENCH_PAYLOADS=64,1472 (slowed, at def only, or the first setting)'
 	@echo '                      BENCH_SWEEP_PAYLOADS=64 (slowed, at every BENCH_TX_USECS setting; none = no sweep)'
-	@echo '                      BENCH_UNSLOWED_PAYLOADS=64 (none = skip)  BENCH_UNSLOWED_TX_USECS=0,100'
-	@echo '                      BENCH_UNSLOWED_SECS=4 (s per unslowed flood)'
+	@echo '                      BENCH_UNSLOWED_PAYLOADS=none (64: timed unslowed floods, as older benches)'
+	@echo '                      BENCH_UNSLOWED_TX_USECS=def,0  BENCH_UNSLOWED_SECS=4'
 	@echo '                      BENCH_REPORT_ONLY=1 (redo json/md/png from results/*.log)'
 	@echo '  make matrix         every driver x every kernel of scripts/matrix.conf (bookworm incl.'
 	@echo '                      cloud/rt, arm64/armhf cross, trixie, trixie-backports 7.3, sid 7.2,'
@@ -153,7 +158,8 @@ check-debug:
 
 # Environment BENCH_* reaches scripts/bench.sh as is (make VAR=... exports it too).
 BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BENCH_SOCKETS BENCH_TX_USECS \
-	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS
+	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS \
+	BENCH_MODE BENCH_ICOUNT BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE
 bench:
 	BENCH_COMMAND="$(strip make bench $(foreach v,$(BENCH_KNOBS),$(if $(filter command line,$(origin $(v))),$(v)=$($(v)))))" \
 		$(foreach v,$(BENCH_KNOBS) BENCH_REPORT_ONLY,$(if $($(v)),$(v)="$($(v))")) \

@@ -11,10 +11,17 @@ CDFs, gnuplot).  Only the standard library is used.
 Scenarios: one per flood of the plan (tests/vm/guest/bench.sh), by id
   slow<N>-<P>B-txus<T>  receiver slowed by N ingress filters, payload P,
                         the kit at ethtool -C tx-usecs T (stock: the same
-                        flood, no ethtool step)
-  unslowed-<P>B-txus<T> no ingress filters (sink pps)
+                        flood, no ethtool step; T "def" = the module's
+                        default)
+  cost-<P>B-txus<T>     unslowed, a fixed number of datagrams, veth's
+                        softirq NAPI: guest instructions per delivered
+                        datagram (the insncount plugin's output,
+                        bench-<kver>-<variant>-<run>.insn) and pps
+  split-<P>B-txus<T>    the same with vethB's NAPI in a kthread on vCPU 1:
+                        vCPU 0 runs the sender's path, vCPU 1 the receiver's
+  unslowed-<P>B-txus<T> no ingress filters, timed (sink pps; older plans)
 plus, for the old tools, the key "<P>" = the slowed scenario of payload P
-at the main tx-usecs (the kit's default, 100, when it was run).
+at the main tx-usecs.
 
 Definitions (per run, then the median over the runs of a variant):
   rtt p50/p90/p99/max  nearest-rank percentiles of every ping reply's time=
@@ -33,8 +40,20 @@ Definitions (per run, then the median over the runs of a variant):
   bql limit end        the limit the kit converged on: bqlwatch's last
                        limit of its last window, which ends just before the
                        flood does
-Ratios: p50_ratio = stock p50 / kit p50, p99_ratio = stock p99 / kit p99,
-pps_ratio = kit sink pps / stock sink pps (all from the medians).
+  owd p50/p99 (tsprobe) the one-way delay of kernel-timestamped probes
+                       (qdisc entry to the receiver's stack), in the loaded
+                       window, with its parts qdisc and ring; pooled over
+                       the runs of a variant for the percentiles
+  insn/pkt             guest instructions between the cost flood's markers
+                       (the sender's first datagram, the sink's last) /
+                       datagrams the sink read; sender = vCPU 0, receiver =
+                       vCPU 1 (split floods)
+Ratios: p50_ratio = stock p50 / kit p50, p99_ratio = stock p99 / kit p99
+(tsprobe's one-way delay, pooled over runs; ping_* the same from ping),
+pps_ratio = kit sink pps / stock sink pps, cost_ratio = kit insn/pkt /
+stock insn/pkt (medians over runs).  Noise floor of a metric: the spread
+(max - min) / mean of the identical stock floods (the stock boot runs the
+flood once per kit tx-usecs setting), as a fraction.
 """
 import argparse
 import json
@@ -54,12 +73,23 @@ TARGETS = {
     "p99_ratio": 10.0,      # stock p99 / kit p99 >= 10
     "p50_vs_idle": 3.0,     # kit loaded p50 / kit idle p50 <= 3
     "pps_ratio": 0.99,      # kit sink pps / stock sink pps >= 0.99
+    "cost_ratio": 1.01,     # kit insn/pkt / stock insn/pkt <= 1.01
 }
+LE_TARGETS = ("p50_vs_idle", "cost_ratio")
 # Which targets apply to which kind of scenario: the unslowed receiver is
-# about throughput only.
-KIND_TARGETS = {"slowed": ("p50_ratio", "p99_ratio", "p50_vs_idle", "pps_ratio"),
-                "unslowed": ("pps_ratio",)}
-SID = re.compile(r"^(?:slow(\d+)|unslowed)-(\d+)B-txus(\d+|def)$")
+# about throughput and cost only.
+KIND_TARGETS = {"slowed": ("p50_ratio", "p99_ratio", "p50_vs_idle"),
+                "unslowed": ("pps_ratio",),
+                "cost": ("cost_ratio", "pps_ratio"),
+                "split": ("cost_ratio",)}
+SID = re.compile(r"^(?:slow(\d+)|(unslowed|cost|split))-(\d+)B-txus(\d+|def)$")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import insncount  # noqa: E402  (scripts/insncount.py)
+
+
+def sid_kind(m):
+    """The kind of a SID match."""
+    return "slowed" if m.group(1) is not None else m.group(2)
 
 
 def kv(fields):
@@ -99,6 +129,8 @@ def parse_log(path):
            "module": {}, "idle": {"rtt_ms": []}, "scenarios": {}}
     rtts = {}
     pings = {}
+    probes = {}  # label -> {"owd"|"qdisc"|"ring": [ms], "summary": {...}}
+    marks = []   # the "BQLKIT mark" lines, for insncount.intervals()
     cur = None  # scenario label of the last flood start, for UDPFLOOD lines
 
     def sid(label):
@@ -117,9 +149,9 @@ def parse_log(path):
         d = run["scenarios"].get(i)
         if d is None:
             d = run["scenarios"][i] = {
-                "id": i, "kind": "unslowed" if m.group(1) is None else "slowed",
-                "slow": int(m.group(1) or 0), "payload": int(m.group(2)),
-                "tx_usecs_set": m.group(3), "bql": [], "qdisc": []}
+                "id": i, "kind": sid_kind(m),
+                "slow": int(m.group(1) or 0), "payload": int(m.group(3)),
+                "tx_usecs_set": m.group(4), "bql": [], "qdisc": []}
         return d
 
     with open(path, errors="replace") as f:
@@ -157,10 +189,22 @@ def parse_log(path):
                 d = sc(label)
                 d["tx_usecs"] = a.get("tx_usecs")
                 d["secs"] = num(a.get("secs"))
+                d["count"] = num(a.get("count"))
             elif kind == "boot":
                 run["kernel"] = a.get("kernel")
             elif kind == "rtts":
                 rtts.setdefault(label, []).extend(float(x) for x in a.get("ms", "").split(",") if x)
+            elif kind == "tsprobe":
+                t = probes.setdefault(label, {"owd": [], "qdisc": [], "ring": []})
+                if a.get("kind") == "summary":
+                    t["summary"] = {k: num(v) for k, v in a.items() if k not in ("label", "kind")}
+                elif a.get("kind") in t:
+                    t[a["kind"]].extend(float(x) / 1000.0 for x in a.get("us", "").split(",") if x)
+            elif kind == "mark":
+                marks.append(line[i:])
+            elif kind == "sched" and sid(label):
+                sc(label)["sched"] = {k: num(v) for k, v in a.items() if k != "label"}
+
             elif kind == "ping":
                 pings[label] = (int(a["tx"]), int(a["rx"]))
             elif kind == "flood" and "start" in w:
@@ -180,10 +224,21 @@ def parse_log(path):
                 d.setdefault(kind, {})[part] = {k: num(v) for k, v in a.items() if k != "label"}
     run["idle"]["rtt_ms"] = rtts.get("idle", [])
     run["idle"]["ping_tx"], run["idle"]["ping_rx"] = pings.get("idle", (0, 0))
+    run["idle"]["tsprobe"] = probes.get("idle", {})
+    # The insncount plugin's output of this boot (scripts/bench.sh).
+    insn_file = re.sub(r"\.log$", ".insn", path)
+    intervals = {}
+    if os.path.exists(insn_file):
+        with open(insn_file) as f:
+            intervals = insncount.intervals(marks, f.readlines())
+    run["insn_file"] = os.path.basename(insn_file) if os.path.exists(insn_file) else None
     for i, d in run["scenarios"].items():
         lab = i if i in rtts or i in pings else "p%d" % d["payload"]  # old logs: pNN
         d["rtt_ms"] = rtts.get(lab, [])
         d["ping_tx"], d["ping_rx"] = pings.get(lab, (0, 0))
+        d["tsprobe"] = probes.get(i, {})
+        if i in intervals:
+            d["insn"] = intervals[i].as_dict()
         if "tx_usecs" not in d and run.get("tx_usecs"):
             d["tx_usecs"] = run["tx_usecs"]
     return run
@@ -196,9 +251,53 @@ def delta(d, kind, key):
         return None
 
 
+def cost_metrics(run, d):
+    """Per-run numbers of a cost/split flood: instructions per datagram."""
+    send, sink, ins = d.get("send"), d.get("sink"), d.get("insn")
+    if not send or not sink or not ins or not sink.get("pkts"):
+        return None
+    n = sink["pkts"]
+    secs = send["sent"] / send["pps"] if send.get("pps") else None
+    cpu = [k + u for k, u in zip(ins["kernel"], ins["user"])]
+    return {
+        "sent": send["sent"], "delivered": n,
+        "insn_total": ins["total"],
+        "insn_per_pkt": ins["total"] / n,
+        "kernel_per_pkt": ins["kernel_total"] / n,
+        "user_per_pkt": ins["user_total"] / n,
+        # vCPU 0 runs the sender; vCPU 1 the sink (and, in split floods,
+        # vethB's NAPI thread: the whole receive path).
+        "sender_per_pkt": cpu[0] / n if cpu else None,
+        "receiver_per_pkt": cpu[1] / n if len(cpu) > 1 else None,
+        "sender_pps": send.get("pps"),
+        "sink_pps": n / secs if secs else None,
+        # A fresh pair per flood: the counters after it are its own.
+        "qdisc_drops": d.get("qdisc_post", {}).get("drops"),
+        "qdisc_requeues": d.get("qdisc_post", {}).get("requeues"),
+        "veth_drops": sum(x or 0 for x in (delta(d, "link", "A_tx_dropped"), delta(d, "link", "B_rx_dropped"))),
+        "rcvbuf_errors": delta(d, "udp", "RcvbufErrors"),
+    }
+
+
+def probe_metrics(t):
+    """Percentiles of tsprobe's one-way delays and their parts (ms)."""
+    m = {}
+    for part in ("owd", "qdisc", "ring"):
+        xs = t.get(part, [])
+        m[f"{part}_p50_ms"] = pct(xs, 50)
+        m[f"{part}_p99_ms"] = pct(xs, 99)
+    m["owd_max_ms"] = max(t.get("owd", []), default=None)
+    sm = t.get("summary", {})
+    m["probes"] = sm.get("rx")
+    m["probe_loss_pct"] = 100.0 * (sm["sent"] - sm["rx"]) / sm["sent"] if sm.get("sent") else None
+    return m
+
+
 def run_metrics(run, sid):
     """Per-run numbers of one scenario."""
     d = run["scenarios"].get(sid)
+    if d and d["kind"] in ("cost", "split"):
+        return cost_metrics(run, d)
     if not d or not d.get("rtt_ms") or "send" not in d or "sink" not in d:
         return None
     r = d["rtt_ms"]
@@ -228,6 +327,18 @@ def run_metrics(run, sid):
         # The limit at the end of the flood: the last window's last read.
         "bql_limit_end": next((b.get("last_limit") for b in reversed(bql) if b.get("last_limit") is not None), None),
     }
+    m.update(probe_metrics(d.get("tsprobe", {})))
+    idle = probe_metrics(run["idle"].get("tsprobe", {}))
+    m["idle_owd_p50_ms"], m["idle_owd_p99_ms"] = idle["owd_p50_ms"], idle["owd_p99_ms"]
+    m["idle_p99_ms"] = pct(run["idle"]["rtt_ms"], 99)
+    sch = d.get("sched", {})
+    m["ping_wait_ms_per_slice"] = (sch["ping_wait_ns"] / 1e6 / sch["ping_slices"]
+                                   if sch.get("ping_slices") and sch.get("ping_wait_ns", -1) >= 0 else None)
+    m["ksoftirqd_wait_ms"] = sch["ksoftirqd_wait_ns"] / 1e6 if sch.get("ksoftirqd_wait_ns") is not None else None
+    # One TCG thread runs the vCPUs in turns (-icount): a task on one vCPU
+    # waits for the other's turn to end; instructions per turn in the window.
+    ins = d.get("insn") or {}
+    m["vcpu_turn_insns"] = ins["total"] / ins["vcpu_switches"] if ins.get("vcpu_switches") else None
     return m
 
 
@@ -310,6 +421,15 @@ def kernel_report(out, kver, meta):
     def met(x, t, ge=True):
         return None if x is None else (x >= t if ge else x <= t)
 
+    def spread(xs):
+        """(max - min) / mean of identical floods, as a fraction."""
+        xs = [x for x in xs if x is not None]
+        return (max(xs) - min(xs)) / statistics.mean(xs) if len(xs) > 1 and statistics.mean(xs) else None
+
+    def pooled(v, sid, get):
+        return [x for r in runs[v] if r["complete"] for x in get(r["scenarios"].get(sid, {}))]
+
+    probe_of = {"tsprobe": lambda d: d.get("tsprobe", {}).get("owd", []), "ping": lambda d: d.get("rtt_ms", [])}
     for sid in ids:
         per = {}
         proto = next(r["scenarios"][sid] for r in allruns if sid in r["scenarios"])
@@ -321,62 +441,116 @@ def kernel_report(out, kver, meta):
             for k in keys:
                 vals = [m[k] for m in ms]
                 medians[k] = vals[0] if k == "bql_source" else med(vals)
-            pooled = [x for r in runs[v] if r["complete"] for x in r["scenarios"].get(sid, {}).get("rtt_ms", [])]
             per[v] = {"runs": len(ms), "median": medians, "per_run": ms,
                       "tx_usecs_read_back": sorted({str(r["scenarios"][sid].get("tx_usecs", "NA"))
-                                                    for r in runs[v] if sid in r["scenarios"]}),
-                      "pooled_rtt_ms": {"p50": pct(pooled, 50), "p99": pct(pooled, 99)}}
+                                                    for r in runs[v] if sid in r["scenarios"]})}
+            if proto["kind"] in ("slowed", "unslowed"):
+                # Percentiles over every sample of every run: p99 from a few
+                # hundred samples per run would be the 2nd-5th largest.
+                per[v]["pooled"] = {}
+                for name, get in probe_of.items():
+                    xs = pooled(v, sid, get)
+                    per[v]["pooled"][name] = {"n": len(xs), "p50_ms": pct(xs, 50), "p99_ms": pct(xs, 99)}
+                for part in ("qdisc", "ring"):
+                    xs = pooled(v, sid, lambda d, p=part: d.get("tsprobe", {}).get(p, []))
+                    per[v]["pooled"]["tsprobe_" + part] = {"n": len(xs), "p50_ms": pct(xs, 50), "p99_ms": pct(xs, 99)}
+                idle = {"tsprobe": [x for r in runs[v] if r["complete"] for x in r["idle"].get("tsprobe", {}).get("owd", [])],
+                        "ping": [x for r in runs[v] if r["complete"] for x in r["idle"]["rtt_ms"]]}
+                per[v]["pooled_idle"] = {n: {"n": len(xs), "p50_ms": pct(xs, 50), "p99_ms": pct(xs, 99)} for n, xs in idle.items()}
         s_, k_ = per["stock"]["median"], per["kit"]["median"]
         sc = {"id": sid, "kind": proto["kind"], "slow": proto["slow"], "payload": proto["payload"],
               "tx_usecs": proto["tx_usecs_set"], "secs": proto.get("secs") or params.get("secs"),
+              "count": proto.get("count"),
               "stock": per["stock"], "kit": per["kit"],
-              "p50_ratio": ratio(s_.get("rtt_p50_ms"), k_.get("rtt_p50_ms")),
-              "p99_ratio": ratio(s_.get("rtt_p99_ms"), k_.get("rtt_p99_ms")),
-              "pps_ratio": ratio(k_.get("sink_pps"), s_.get("sink_pps")),
-              "kit_p50_vs_idle": ratio(k_.get("rtt_p50_ms"), k_.get("idle_p50_ms")),
-              "kit_bql_limit_end": k_.get("bql_limit_end"),
-              "kit_bql_limit_end_per_run": [m["bql_limit_end"] for m in per["kit"]["per_run"]]}
+              "pps_ratio": ratio(k_.get("sink_pps"), s_.get("sink_pps"))}
+        if proto["kind"] in ("cost", "split"):
+            sc["cost_ratio"] = ratio(k_.get("insn_per_pkt"), s_.get("insn_per_pkt"))
+            sc["sender_cost_ratio"] = ratio(k_.get("sender_per_pkt"), s_.get("sender_per_pkt"))
+            sc["receiver_cost_ratio"] = ratio(k_.get("receiver_per_pkt"), s_.get("receiver_per_pkt"))
+        else:
+            ps, pk = per["stock"]["pooled"], per["kit"]["pooled"]
+            # The kernel-timestamped probe where there is one (no user-space
+            # scheduling in it), else ping (logs of older benches).
+            probe = "tsprobe" if ps["tsprobe"]["n"] and pk["tsprobe"]["n"] else "ping"
+            sc["latency_probe"] = probe
+            for name in probe_of:
+                sc[f"{name}_p50_ratio"] = ratio(ps[name]["p50_ms"], pk[name]["p50_ms"])
+                sc[f"{name}_p99_ratio"] = ratio(ps[name]["p99_ms"], pk[name]["p99_ms"])
+                sc[f"{name}_kit_p50_vs_idle"] = ratio(pk[name]["p50_ms"], per["kit"]["pooled_idle"][name]["p50_ms"])
+            sc["p50_ratio"] = sc[f"{probe}_p50_ratio"]
+            sc["p99_ratio"] = sc[f"{probe}_p99_ratio"]
+            sc["kit_p50_vs_idle"] = sc[f"{probe}_kit_p50_vs_idle"]
+            sc["kit_bql_limit_end"] = k_.get("bql_limit_end")
+            sc["kit_bql_limit_end_per_run"] = [m["bql_limit_end"] for m in per["kit"]["per_run"]]
         kit_pps = [m["sink_pps"] for m in per["kit"]["per_run"]]
         stock_pps = [m["sink_pps"] for m in per["stock"]["per_run"]]
         sc["kit_sink_pps_below_stock_in_every_run"] = bool(kit_pps and stock_pps and max(kit_pps) < min(stock_pps))
-        allt = {
-            "p50_ratio": met(sc["p50_ratio"], TARGETS["p50_ratio"]),
-            "p99_ratio": met(sc["p99_ratio"], TARGETS["p99_ratio"]),
-            "p50_vs_idle": met(sc["kit_p50_vs_idle"], TARGETS["p50_vs_idle"], ge=False),
-            "pps_ratio": met(sc["pps_ratio"], TARGETS["pps_ratio"]),
-        }
-        sc["targets_met"] = {t: allt[t] for t in KIND_TARGETS[sc["kind"]]}
+        sc["targets_met"] = {t: met(sc.get("kit_p50_vs_idle" if t == "p50_vs_idle" else t), TARGETS[t], ge=t not in LE_TARGETS)
+                             for t in KIND_TARGETS[sc["kind"]]}
         result["scenarios"][sid] = sc
         pay, tx = str(sc["payload"]), sc["tx_usecs"]
         if sc["kind"] == "slowed":
             result["dql_limit_end_by_tx_usecs"].setdefault(pay, {})[tx] = sc["kit_bql_limit_end"]
-        else:
+        elif sc["kind"] == "unslowed":
             result["unslowed_pps_ratio_by_tx_usecs"].setdefault(pay, {})[tx] = sc["pps_ratio"]
             result["unslowed_dql_limit_end_by_tx_usecs"].setdefault(pay, {})[tx] = sc["kit_bql_limit_end"]
-    # Noise floor: the stock boot runs the same flood once per kit setting;
-    # how far apart are those identical floods within one boot?
+        else:
+            result.setdefault(f"{sc['kind']}_ratio_by_tx_usecs", {}).setdefault(pay, {})[tx] = sc["cost_ratio"]
+    # Noise floor: the stock boot runs the same flood once per kit setting,
+    # so its floods of one kind and payload are identical but for their
+    # place in the plan.  Cost and pps: the spread of every such flood of
+    # every stock run; latency: of the pooled percentiles per place.
     rep = {}
-    for kind in ("unslowed", "slowed"):
+    for kind in ("cost", "split", "unslowed", "slowed"):
         for pay in sorted({sc["payload"] for sc in result["scenarios"].values() if sc["kind"] == kind}):
             same = [i for i, sc in result["scenarios"].items() if sc["kind"] == kind and sc["payload"] == pay]
             if len(same) < 2:
                 continue
-            pps, p50 = [], []
-            for run in runs["stock"]:
-                ms = [run_metrics(run, i) for i in same] if run["complete"] else []
-                ms = [m for m in ms if m]
-                if len(ms) < 2:
-                    continue
-                xs = [m["sink_pps"] for m in ms if m["sink_pps"]]
-                if len(xs) > 1:
-                    pps.append(100.0 * (max(xs) - min(xs)) / statistics.mean(xs))
-                ys = [m["rtt_p50_ms"] for m in ms if m["rtt_p50_ms"]]
-                if len(ys) > 1:
-                    p50.append(max(ys) / min(ys))
-            rep[f"{kind}-{pay}B"] = {"floods_per_boot": len(same),
-                                     "sink_pps_spread_pct_median": med(pps), "sink_pps_spread_pct_per_run": pps,
-                                     "rtt_p50_max_over_min_median": med(p50), "rtt_p50_max_over_min_per_run": p50}
+            flood = [m for i in same for m in result["scenarios"][i]["stock"]["per_run"]]
+            e = {"identical_floods": len(flood), "places_in_plan": len(same),
+                 "pps": spread([m.get("sink_pps") for m in flood])}
+            if kind in ("cost", "split"):
+                for k in ("insn_per_pkt", "sender_per_pkt", "receiver_per_pkt"):
+                    e[k] = spread([m.get(k) for m in flood])
+                e["insn_per_pkt_values"] = [m.get("insn_per_pkt") for m in flood]
+            else:
+                for name in probe_of:
+                    for q in ("p50", "p99"):
+                        e[f"{name}_{q}"] = spread([result["scenarios"][i]["stock"]["pooled"][name][f"{q}_ms"] for i in same])
+            rep[f"{kind}-{pay}B"] = e
     result["stock_identical_floods_spread"] = rep
+    # The headline, top level: the kit at its default tx-usecs (scenarios
+    # txusdef), 64-byte floods; cost and pps unslowed, latency slowed.
+    head = {}
+
+    def pick(kind, pay=64):
+        for tx in ("def", main):
+            for i, sc in result["scenarios"].items():
+                if sc["kind"] == kind and sc["payload"] == pay and sc["tx_usecs"] == tx and "alias_of" not in sc:
+                    return i, sc
+        return None, None
+    ci, cs = pick("cost")
+    li, ls = pick("slowed")
+    head["scenarios"] = {"cost_ratio": ci, "pps_ratio": ci, "p50_ratio": li, "p99_ratio": li}
+    head["cost_ratio"] = cs and cs["cost_ratio"]
+    head["pps_ratio"] = cs and cs["pps_ratio"]
+    head["p50_ratio"] = ls and ls["p50_ratio"]
+    head["p99_ratio"] = ls and ls["p99_ratio"]
+    head["kit_p50_vs_idle"] = ls and ls["kit_p50_vs_idle"]
+    head["latency_probe"] = ls and ls["latency_probe"]
+    nc = rep.get("cost-64B", {})
+    nl = rep.get(f"slowed-64B", {})
+    probe = head["latency_probe"] or "ping"
+    head["noise_floor"] = {"cost_ratio": nc.get("insn_per_pkt"), "pps_ratio": nc.get("pps"),
+                           "p50_ratio": nl.get(f"{probe}_p50"), "p99_ratio": nl.get(f"{probe}_p99")}
+    head["targets_met"] = {"cost_ratio": met(head["cost_ratio"], TARGETS["cost_ratio"], ge=False),
+                           "pps_ratio": met(head["pps_ratio"], TARGETS["pps_ratio"]),
+                           "p50_ratio": met(head["p50_ratio"], TARGETS["p50_ratio"]),
+                           "p99_ratio": met(head["p99_ratio"], TARGETS["p99_ratio"]),
+                           "p50_vs_idle": met(head["kit_p50_vs_idle"], TARGETS["p50_vs_idle"], ge=False)}
+    for k in ("cost_ratio", "pps_ratio", "p50_ratio", "p99_ratio", "kit_p50_vs_idle", "noise_floor"):
+        result[k] = head[k]
+    result["headline"] = head
     # The keys of the old layout: "<payload>" = slowed at the main tx-usecs.
     legacy = {}
     for sid, sc in result["scenarios"].items():
@@ -390,10 +564,11 @@ def kernel_report(out, kver, meta):
 
 
 def sid_key(sid):
-    """Unslowed first, then by payload and tx-usecs."""
+    """Cost, split, unslowed, slowed; then by payload and tx-usecs."""
     m = SID.match(sid)
-    tx = m.group(3)
-    return (m.group(1) is not None, int(m.group(1) or 0), int(m.group(2)), -1 if tx == "def" else int(tx))
+    tx = m.group(4)
+    return (("cost", "split", "unslowed", "slowed").index(sid_kind(m)), int(m.group(1) or 0),
+            int(m.group(3)), -1 if tx == "def" else int(tx))
 
 
 def cases(r, kind=None):
@@ -409,6 +584,11 @@ def yn(b):
     return "–" if b is None else ("met" if b else "**not met**")
 
 
+def pctf(x):
+    """A noise floor (fraction) as a percentage."""
+    return "–" if x is None else f"{100 * x:.1f} %"
+
+
 def markdown(results, meta):
     first = results[0]
     p = first["params"]
@@ -419,23 +599,30 @@ def markdown(results, meta):
     L.append(f"Produced by `{meta['command']}` on {meta['generated']} "
              f"(wall time {meta['wall'] // 60} min {meta['wall'] % 60} s; "
              f"{', '.join(str(r['runs_complete']['stock']) + '+' + str(r['runs_complete']['kit']) + ' runs (stock+kit) on ' + r['kernel'] for r in results)}).")
-    L.append(f"Scenario: veth pair between two netns, fq_codel on the sender, TSO off on the sender, GRO on at the "
-             f"receiver; one VM boot per run runs a plan of {p.get('sockets')}-socket UDP floods, each on a fresh pair "
-             f"while `ping -i {p.get('ping_interval')}` samples the RTT: first with an unslowed receiver "
-             f"(no ingress filters; {bp.get('unslowed_secs', '?')} s per flood), then the idle RTT ({p.get('idle')} pings) "
-             f"and the floods against a receiver slowed by {p.get('slow')} non-matching ingress u32 filters "
-             f"({bp.get('secs', p.get('secs'))} s per flood). The kit's boot sets `ethtool -C vethA tx-usecs N` "
-             f"before each flood (BQL completion coalescing; 0 = per packet; the module's default is 100); the stock "
-             f"boot runs the same floods without that step and each kit flood is compared with the stock flood at "
-             f"the same place of the plan. The order of the tx-usecs settings is reversed on even runs.")
+    mode = bp.get("mode", "mttcg")
+    if mode.startswith("icount"):
+        L.append(f"QEMU TCG with `-icount {bp.get('icount', '?')}`: guest time is the guest's instruction count "
+                 "(one TCG thread runs both vCPUs in turn), so neither the host's load nor its speed reaches the "
+                 "numbers; the runs of a variant differ only by what the guest does differently.")
+    else:
+        L.append("QEMU multi-threaded TCG: guest time is the host's; timings depend on the host's load.")
+    L.append(f"Per boot a plan of floods on fresh veth pairs (fq_codel on the sender, TSO off, GRO on at the receiver; "
+             f"{p.get('sockets')} sender sockets): cost floods (a fixed number of 64-byte datagrams, unslowed "
+             f"receiver; `cost` with veth's softirq NAPI, `split` with vethB's NAPI in a kthread on vCPU 1 and the "
+             f"sender on vCPU 0), then the idle latency and floods against a receiver slowed by {p.get('slow')} "
+             f"ingress u32 filters ({bp.get('secs', p.get('secs'))} s each; NAPI {p.get('slow_napi', 'softirq')}, "
+             f"sender on vCPU 0). The kit's boot sets `ethtool -C vethA tx-usecs N` before each flood (`def` = the "
+             f"module's default); the stock boot runs the same floods without that step, so its floods of one kind "
+             f"are identical: their spread is the noise floor printed beside each ratio. Latency: `tsprobe` "
+             f"({p.get('probe_flows', '?')} UDP flows, one probe each per {p.get('probe_ms', '?')} ms) is timed by "
+             f"the kernel (SO_TIMESTAMPING: qdisc entry, driver, receiver's stack), so no task's scheduling enters it; "
+             f"`ping -i {p.get('ping_interval')}` beside it. Samples from 1 s into each flood to 0.5 s before its end; "
+             f"percentiles over the samples of all runs.")
     loads = [x for r in results for v in VARIANTS for run in r["raw"][v]
              for x in (run.get("host", {}).get("loadavg_before"), run.get("host", {}).get("loadavg_after")) if x is not None]
     if loads:
         L.append(f"Host load average (1 min) around the runs: {min(loads):.1f}–{max(loads):.1f} on "
                  f"{results[0]['raw']['stock'][0].get('host', {}).get('cpus', '?')} CPUs.")
-    L.append("QEMU TCG (2 vCPUs, emulated, on a shared 2-core host): absolute numbers are not hardware numbers; "
-             "compare the stock/kit ratios of the same run. Every value is the median over runs "
-             "(one run = one VM boot); RTT percentiles are over every ping reply of a flood.")
     L.append("")
     L.append("## Kernels")
     L.append("")
@@ -453,24 +640,88 @@ def markdown(results, meta):
             L.append(f"Kit series on {r['kernel']}: {km.get('series', '').strip().replace(' ', ', ')}."
                      + (f" Module facts recorded {km['recorded']}." if km.get("recorded") else ""))
     L.append("")
-    L.append("## Slowed receiver: RTT and the DQL limit per tx-usecs")
+    L.append("## Targets at the kit's defaults (noise floor beside each)")
     L.append("")
-    L.append("| kernel | payload | kit tx-usecs | stock p50 / p99 ms | kit p50 / p99 ms | p50 stock/kit (target ≥ 20×) | p99 stock/kit (≥ 10×) | kit loaded p50 / idle (≤ 3×) | sink pps kit/stock (≥ 0.99) | kit DQL limit at flood end (median; per run) |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    L.append("| kernel | insn/pkt kit/stock (≤ 1.01) | sink pps kit/stock (≥ 0.99) | loaded p50 stock/kit (≥ 20×) | loaded p99 stock/kit (≥ 10×) | kit loaded p50 / idle (≤ 3×) | latency from |")
+    L.append("|---|---|---|---|---|---|---|")
     for r in results:
-        for i, sc in cases(r, "slowed"):
-            t = sc["targets_met"]
+        h, n, t = r["headline"], r["headline"]["noise_floor"], r["headline"]["targets_met"]
+        L.append(f"| {r['kernel']} | {fmt(h['cost_ratio'], 3)} {yn(t['cost_ratio'])} (noise {pctf(n['cost_ratio'])}) | "
+                 f"{fmt(h['pps_ratio'], 3)} {yn(t['pps_ratio'])} (noise {pctf(n['pps_ratio'])}) | "
+                 f"{fmt(h['p50_ratio'], 1)}× {yn(t['p50_ratio'])} (noise {pctf(n['p50_ratio'])}) | "
+                 f"{fmt(h['p99_ratio'], 1)}× {yn(t['p99_ratio'])} (noise {pctf(n['p99_ratio'])}) | "
+                 f"{fmt(h['kit_p50_vs_idle'], 2)}× {yn(t['p50_vs_idle'])} | {h['latency_probe'] or '–'} "
+                 f"({h['scenarios']['cost_ratio'] or '–'}, {h['scenarios']['p50_ratio'] or '–'}) |")
+    costs = [(r, i, sc) for r in results for i, sc in cases(r) if sc["kind"] in ("cost", "split")]
+    if costs:
+        L.append("")
+        L.append("## Cost: guest instructions per delivered datagram (unslowed receiver)")
+        L.append("")
+        L.append("Counted by the insncount TCG plugin between the sender's first datagram and the sink's last; "
+                 "medians over runs. Sender = vCPU 0, receiver = vCPU 1: in `split` floods vCPU 0 runs only the "
+                 "sender's path (socket, qdisc, veth_xmit) and vCPU 1 the receiver's (vethB's NAPI thread, stack, "
+                 "sink); in `cost` floods (veth's default softirq NAPI) the receive path up to the socket runs on the "
+                 "sender's vCPU.")
+        L.append("")
+        L.append("| kernel | flood | kit tx-usecs | stock insn/pkt (sender + receiver) | kit insn/pkt (sender + receiver) | kit/stock (≤ 1.01) | sender kit/stock | receiver kit/stock | noise floor (identical stock floods) | sink pps kit/stock | kit qdisc requeues / drops |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for r, i, sc in costs:
             s_, k_ = sc["stock"]["median"], sc["kit"]["median"]
-            lim = sc["kit_bql_limit_end_per_run"]
-            L.append(f"| {r['kernel']} | {sc['payload']} B | {txs(sc)} | {fmt(s_.get('rtt_p50_ms'))} / {fmt(s_.get('rtt_p99_ms'))} | "
-                     f"{fmt(k_.get('rtt_p50_ms'))} / {fmt(k_.get('rtt_p99_ms'))} | "
-                     f"{fmt(sc['p50_ratio'], 1)}× {yn(t['p50_ratio'])} | {fmt(sc['p99_ratio'], 1)}× {yn(t['p99_ratio'])} | "
-                     f"{fmt(sc['kit_p50_vs_idle'], 2)}× {yn(t['p50_vs_idle'])} | {fmt(sc['pps_ratio'], 3)} {yn(t['pps_ratio'])} | "
-                     f"{flim(sc['kit_bql_limit_end'])} ({', '.join(flim(x) for x in lim) or '–'}) |")
+            nf = r["stock_identical_floods_spread"].get(f"{sc['kind']}-{sc['payload']}B", {})
+            L.append(f"| {r['kernel']} | {sc['kind']} {sc['payload']} B × {sc.get('count') or '?'} | {txs(sc)} | "
+                     f"{fmt(s_.get('insn_per_pkt'), 0)} ({fmt(s_.get('sender_per_pkt'), 0)} + {fmt(s_.get('receiver_per_pkt'), 0)}) | "
+                     f"{fmt(k_.get('insn_per_pkt'), 0)} ({fmt(k_.get('sender_per_pkt'), 0)} + {fmt(k_.get('receiver_per_pkt'), 0)}) | "
+                     f"{fmt(sc['cost_ratio'], 4)} {yn(sc['targets_met'].get('cost_ratio'))} | {fmt(sc['sender_cost_ratio'], 4)} | "
+                     f"{fmt(sc['receiver_cost_ratio'], 4)} | {pctf(nf.get('insn_per_pkt'))} ({nf.get('identical_floods', 0)} floods) | "
+                     f"{fmt(sc['pps_ratio'], 3)} (noise {pctf(nf.get('pps'))}) | {flim(k_.get('qdisc_requeues'))} / {flim(k_.get('qdisc_drops'))} |")
+    slowed = [(r, i, sc) for r in results for i, sc in cases(r, "slowed")]
+    if slowed:
+        L.append("")
+        L.append("## Latency under load (slowed receiver)")
+        L.append("")
+        L.append("One-way delay of the tsprobe flows (qdisc entry to the receiver's stack) and its parts: time in "
+                 "the qdisc and in veth's ring (plus waiting for the receiver's NAPI); ping's RTT beside it. "
+                 "Percentiles over every sample of every run; noise = spread of the identical stock floods.")
+        L.append("")
+        L.append("| kernel | payload | kit tx-usecs | stock owd p50 / p99 ms | kit owd p50 / p99 ms | kit qdisc / ring p50 ms | p50 stock/kit (≥ 20×) | p99 stock/kit (≥ 10×) | kit loaded p50 / idle (≤ 3×) | ping stock / kit p50, p99 ms | ping p50, p99 stock/kit | sink pps kit/stock | kit DQL limit at flood end (median; per run) |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r, i, sc in slowed:
+            ps, pk = sc["stock"]["pooled"], sc["kit"]["pooled"]
+            nf = r["stock_identical_floods_spread"].get(f"slowed-{sc['payload']}B", {})
+            t = sc["targets_met"]
+            pr = sc["latency_probe"]
+            L.append(f"| {r['kernel']} | {sc['payload']} B | {txs(sc)} | "
+                     f"{fmt(ps['tsprobe']['p50_ms'])} / {fmt(ps['tsprobe']['p99_ms'])} | {fmt(pk['tsprobe']['p50_ms'])} / {fmt(pk['tsprobe']['p99_ms'])} | "
+                     f"{fmt(pk['tsprobe_qdisc']['p50_ms'])} / {fmt(pk['tsprobe_ring']['p50_ms'])} | "
+                     f"{fmt(sc['p50_ratio'], 1)}× {yn(t['p50_ratio'])} (noise {pctf(nf.get(pr + '_p50'))}) | "
+                     f"{fmt(sc['p99_ratio'], 1)}× {yn(t['p99_ratio'])} (noise {pctf(nf.get(pr + '_p99'))}) | "
+                     f"{fmt(sc['kit_p50_vs_idle'], 2)}× {yn(t['p50_vs_idle'])} | "
+                     f"{fmt(ps['ping']['p50_ms'])} / {fmt(pk['ping']['p50_ms'])}, {fmt(ps['ping']['p99_ms'])} / {fmt(pk['ping']['p99_ms'])} | "
+                     f"{fmt(sc['ping_p50_ratio'], 1)}× (noise {pctf(nf.get('ping_p50'))}), {fmt(sc['ping_p99_ratio'], 1)}× (noise {pctf(nf.get('ping_p99'))}) | "
+                     f"{fmt(sc['pps_ratio'], 3)} | {flim(sc['kit_bql_limit_end'])} ({', '.join(flim(x) for x in sc['kit_bql_limit_end_per_run']) or '–'}) |")
+        L.append("")
+        L.append("## Where the tail comes from")
+        L.append("")
+        L.append("The same probes on the idle pair (emulator and probe cost alone), and how long the probing tasks "
+                 "waited for a CPU under load (/proc/PID/schedstat): ping's run delay per time slice, and ksoftirqd's "
+                 "(softirq work deferred to a thread waits like a task). tsprobe's numbers do not contain either.")
+        L.append("")
+        ic = kv(bp.get("icount", "").split(","))
+        shift = int(ic["shift"]) if ic.get("shift", "").isdigit() and mode.startswith("icount") else None
+        L.append("| kernel | flood | module | idle owd p50 / p99 ms (n) | idle ping p50 / p99 ms (n) | loaded owd p99 ms: qdisc p99 / ring p99 | ping run delay per slice ms | ksoftirqd run delay ms | vCPU turn (guest µs) |")
+        L.append("|---|---|---|---|---|---|---|---|---|")
+        for r, i, sc in slowed:
+            for v in VARIANTS:
+                pi, pl, m = sc[v]["pooled_idle"], sc[v]["pooled"], sc[v]["median"]
+                L.append(f"| {r['kernel']} | {i} | {v} | {fmt(pi['tsprobe']['p50_ms'])} / {fmt(pi['tsprobe']['p99_ms'])} ({pi['tsprobe']['n']}) | "
+                         f"{fmt(pi['ping']['p50_ms'])} / {fmt(pi['ping']['p99_ms'])} ({pi['ping']['n']}) | "
+                         f"{fmt(pl['tsprobe']['p99_ms'])}: {fmt(pl['tsprobe_qdisc']['p99_ms'])} / {fmt(pl['tsprobe_ring']['p99_ms'])} | "
+                         f"{fmt(m.get('ping_wait_ms_per_slice'))} | {fmt(m.get('ksoftirqd_wait_ms'))} | "
+                         f"{fmt(m['vcpu_turn_insns'] * (1 << shift) / 1000.0 if shift is not None and m.get('vcpu_turn_insns') else None)} |")
     un = [(r, i, sc) for r in results for i, sc in cases(r, "unslowed")]
     if un:
         L.append("")
-        L.append("## Unslowed receiver: sink pps")
+        L.append("## Unslowed receiver, timed floods: sink pps")
         L.append("")
         L.append("| kernel | payload | kit tx-usecs | stock sink pps | kit sink pps | kit/stock (target ≥ 0.99) | stock runs | kit runs | kit below stock in every run | kit DQL limit at flood end |")
         L.append("|---|---|---|---|---|---|---|---|---|---|")
@@ -483,24 +734,27 @@ def markdown(results, meta):
     spread = [(r["kernel"], k, v) for r in results for k, v in r.get("stock_identical_floods_spread", {}).items()]
     if spread:
         L.append("")
-        L.append("## Noise floor: identical stock floods in one boot")
+        L.append("## Noise floor: identical stock floods")
         L.append("")
-        L.append("The stock boot runs the same flood once per kit tx-usecs setting, so these floods differ only by "
-                 "their place in the plan and by the host. Spread per boot, median over boots (per boot in brackets):")
+        L.append("The stock boot runs the same flood once per kit tx-usecs setting: these floods differ only by "
+                 "their place in the plan and their run. Spread = (max − min) / mean: of every such flood (cost, pps), "
+                 "of the pooled percentiles per place in the plan (latency).")
         L.append("")
-        L.append("| kernel | floods | identical floods per boot | stock sink pps (max − min) / mean | stock loaded p50 max / min |")
-        L.append("|---|---|---|---|---|")
+        L.append("| kernel | floods | identical floods (places × runs) | insn/pkt | sender | receiver | sink pps | owd p50 | owd p99 | ping p50 | ping p99 |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
         for kver, k, v in spread:
-            L.append(f"| {kver} | {k} | {v['floods_per_boot']} | {fmt(v['sink_pps_spread_pct_median'], 1)} % "
-                     f"({', '.join(fmt(x, 1) + ' %' for x in v['sink_pps_spread_pct_per_run'])}) | "
-                     f"{fmt(v['rtt_p50_max_over_min_median'], 1)}× ({', '.join(fmt(x, 1) + '×' for x in v['rtt_p50_max_over_min_per_run'])}) |")
+            L.append(f"| {kver} | {k} | {v['identical_floods']} ({v['places_in_plan']} places) | {pctf(v.get('insn_per_pkt'))} | "
+                     f"{pctf(v.get('sender_per_pkt'))} | {pctf(v.get('receiver_per_pkt'))} | {pctf(v.get('pps'))} | "
+                     f"{pctf(v.get('tsprobe_p50'))} | {pctf(v.get('tsprobe_p99'))} | {pctf(v.get('ping_p50'))} | {pctf(v.get('ping_p99'))} |")
     L.append("")
-    L.append("## Medians")
+    L.append("## Medians (timed floods)")
     L.append("")
-    L.append("| kernel | scenario | module | idle p50 ms | loaded p50 / p90 / p99 / max ms | ping loss | sender pps | sink pps | veth drops | rcvbuf err | qdisc backlog max / drops / requeues | BQL limit max / at end / inflight max / mean |")
+    L.append("| kernel | scenario | module | idle p50 ms | ping loaded p50 / p90 / p99 / max ms | ping loss | sender pps | sink pps | veth drops | rcvbuf err | qdisc backlog max / drops / requeues | BQL limit max / at end / inflight max / mean |")
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         for i, sc in cases(r):
+            if sc["kind"] in ("cost", "split"):
+                continue
             for v in VARIANTS:
                 m = sc[v]["median"]
                 if not m:
@@ -516,24 +770,16 @@ def markdown(results, meta):
                          f"{flim(m['veth_drops'])} | {flim(m['rcvbuf_errors'])} | "
                          f"{flim(m['qdisc_backlog_max_pkts'])} / {flim(m['qdisc_drops'])} / {flim(m['qdisc_requeues'])} | {bql} |")
     L.append("")
-    L.append("## Sink pps per run")
-    L.append("")
-    L.append("| kernel | scenario | stock runs | kit runs | kit below stock in every run |")
-    L.append("|---|---|---|---|---|")
-    for r in results:
-        for i, sc in cases(r):
-            L.append(f"| {r['kernel']} | {i} | {', '.join(kpps(m['sink_pps']) for m in sc['stock']['per_run'])} | "
-                     f"{', '.join(kpps(m['sink_pps']) for m in sc['kit']['per_run'])} | "
-                     f"{'yes' if sc['kit_sink_pps_below_stock_in_every_run'] else 'no'} |")
-    L.append("")
-    L.append("Definitions: scenario ids slow<N>-<P>B-txus<T> (receiver slowed by N ingress filters, payload P, the kit at "
-             "tx-usecs T) and unslowed-<P>B-txus<T>; in `bench-<kernel>.json` the key \"<P>\" is also kept for the "
-             "slowed scenario at the main tx-usecs. Sink pps = datagrams read by the sink / the sender's seconds; veth drops = vethA "
-             "tx_dropped + vethB rx_dropped (`ip -s link`) over the flood; rcvbuf err = UDP RcvbufErrors in "
-             "the receiver's netns (the sink socket overflowed, not veth); qdisc backlog = largest of three "
-             "samples under load; BQL values from `bqlwatch` reading every 2 ms in three windows up to just before "
-             "the flood ends (inflight mean over all reads; limit at end = the last window's last read); "
-             "lost pings are not in the RTT percentiles (see ping loss). Raw samples: `results/bench-<kernel>.json`.")
+    L.append("Definitions: scenario ids cost-<P>B-txus<T> and split-<P>B-txus<T> (unslowed, fixed count), "
+             "slow<N>-<P>B-txus<T> (receiver slowed by N ingress filters) and unslowed-<P>B-txus<T>, the kit at "
+             "tx-usecs T (def = the module's default); in `bench-<kernel>.json` the key \"<P>\" is also kept for the "
+             "slowed scenario at the main tx-usecs, and the top-level cost_ratio, pps_ratio, p50_ratio, p99_ratio, "
+             "kit_p50_vs_idle and noise_floor are the table \"Targets\" above. Sink pps = datagrams read by the sink / "
+             "the sender's seconds; veth drops = vethA tx_dropped + vethB rx_dropped (`ip -s link`) over the flood; "
+             "rcvbuf err = UDP RcvbufErrors in the receiver's netns; qdisc backlog = largest of three samples under "
+             "load; BQL values from `bqlwatch` reading every 2 ms in three windows up to just before the flood ends "
+             "(limit at end = the last window's last read); lost pings and probes are not in the percentiles. "
+             "Raw samples: `results/bench-<kernel>.json`.")
     L.append("")
     return "\n".join(L)
 
@@ -557,6 +803,10 @@ def plot(out, results):
                 f.write(f"{max(x, 0.01)} {(i + 1) / len(xs)}\n")
         return fn
 
+    def lat(d):
+        """The latency samples of a flood: tsprobe's one-way delays, else ping's RTTs."""
+        return d.get("tsprobe", {}).get("owd") or d.get("rtt_ms", [])
+
     for r in results:
         slowed = cases(r, "slowed")
         for pay in sorted({sc["payload"] for _, sc in slowed}):
@@ -565,25 +815,25 @@ def plot(out, results):
             curves = []
             # Stock: every slowed flood of this payload pooled (the same flood, no ethtool step).
             fn = cdf(f"{r['kernel']}-{pay}-stock", [x for run in done["stock"] for i, _ in mine
-                                                    for x in run["scenarios"].get(i, {}).get("rtt_ms", [])])
+                                                    for x in lat(run["scenarios"].get(i, {}))])
             if fn:
                 curves.append(f"'{fn}' using 1:2 with steps lw 2.5 lc rgb '#d62728' title 'stock, loaded'")
             # The same colour for a tx-usecs setting in every panel; the main one blue.
             alltx = sorted({sc["tx_usecs"] for _, sc in slowed}, key=lambda t: (t != r.get("main_tx_usecs"), t != "def", int(t) if t.isdigit() else 0))
             for i, sc in mine:
                 n = alltx.index(sc["tx_usecs"])
-                fn = cdf(f"{r['kernel']}-{i}-kit", [x for run in done["kit"] for x in run["scenarios"].get(i, {}).get("rtt_ms", [])])
+                fn = cdf(f"{r['kernel']}-{i}-kit", [x for run in done["kit"] for x in lat(run["scenarios"].get(i, {}))])
                 if fn:
                     lim = sc["kit_bql_limit_end"]
                     t = "default" if sc["tx_usecs"] == "def" else sc["tx_usecs"] + " us"
                     curves.append(f"'{fn}' using 1:2 with steps lw 2 lc rgb '{kit_colors[n % len(kit_colors)]}' "
                                   f"title 'kit, tx-usecs {t} (DQL limit {flim(lim)})'")
             for v, col in (("stock", "#ff9896"), ("kit", "#aec7e8")):
-                fn = cdf(f"{r['kernel']}-{pay}-{v}-idle", [x for run in done[v] for x in run["idle"]["rtt_ms"]])
+                fn = cdf(f"{r['kernel']}-{pay}-{v}-idle", [x for run in done[v] for x in lat(run["idle"])])
                 if fn:
                     curves.append(f"'{fn}' using 1:2 with steps lw 1.5 dt 2 lc rgb '{col}' title '{v}, idle'")
             main = next((sc for _, sc in mine if sc["tx_usecs"] == r.get("main_tx_usecs")), mine[0][1])
-            un = [sc for _, sc in cases(r, "unslowed") if sc["payload"] == pay]
+            un = [sc for _, sc in cases(r) if sc["kind"] in ("unslowed", "cost") and sc["payload"] == pay]
             ttl = (f"{r['kernel']}, {pay} B, fq_codel fix {r['fq_codel_stale_state_fix']}: "
                    f"kit p50 {fmt(main['p50_ratio'], 1)}x, p99 {fmt(main['p99_ratio'], 1)}x lower ({txs(main).replace('µs', 'us')})")
             if un:
@@ -594,9 +844,9 @@ def plot(out, results):
     rows = math.ceil(len(panels) / cols)
     g = [f"set terminal pngcairo size {720 * cols},{430 * rows} font 'DejaVu Sans,10'",
          f"set output '{os.path.join(out, 'bench.png')}'",
-         f"set multiplot layout {rows},{cols} title 'veth + fq\\_codel, receiver slowed, UDP flood: ping RTT CDF, stock vs kit per tx-usecs (QEMU TCG, shared 2-core host; runs pooled)'",
-         "set logscale x", "set xrange [0.05:1000]", "set yrange [0:1]", "set grid xtics ytics mxtics",
-         "set xlabel 'RTT (ms, log scale)'", "set ylabel 'fraction of replies'", "set key bottom right font ',9'"]
+         f"set multiplot layout {rows},{cols} title 'veth + fq\\_codel, receiver slowed, UDP flood: one-way delay (tsprobe; ping RTT in older runs) CDF, stock vs kit per tx-usecs (QEMU TCG; runs pooled)'",
+         "set logscale x", "set xrange [0.005:1000]", "set yrange [0:1]", "set grid xtics ytics mxtics",
+         "set xlabel 'delay (ms, log scale)'", "set ylabel 'fraction of replies'", "set key bottom right font ',9'"]
     for _, ttl, curves in panels:
         # Double quotes: "\\n" is a line break, "\\\\_" a literal _ in enhanced text.
         esc = ttl.replace("_", "\\\\_").replace("|", "\\n")

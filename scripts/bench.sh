@@ -4,68 +4,105 @@
 # For each kernel the same VM (tests/vm/guest/bench.sh) is booted BENCH_RUNS
 # times with the kernel's stock veth.ko and BENCH_RUNS times with the kit's
 # (interleaved: stock,kit then kit,stock, ...).  One boot = one run of a
-# plan of UDP floods, each on a fresh veth pair while ping -i 0.02 samples
-# the RTT: first the unslowed-receiver floods (no ingress filters; for the
-# sink pps), then the idle RTT and the slowed-receiver floods (BENCH_SLOW
-# ingress filters).  The kit's boot sets ethtool -C tx-usecs before each
-# flood; the stock boot runs the same floods without that step.  The order
-# of the tx-usecs settings is reversed on even runs (both variants alike).
-# scripts/bench-report.py turns the console logs into
-# results/bench-<kver>.json, results/bench.md and results/bench.png.  Not
-# part of the test suite: nothing here passes or fails on the numbers.
+# plan of UDP floods, each on a fresh veth pair: first the cost floods (a
+# fixed number of datagrams, unslowed receiver; the insncount TCG plugin
+# counts the guest's instructions between the sender's first datagram and
+# the sink's last), then the idle latency and the slowed-receiver floods
+# (BENCH_SLOW ingress filters; tsprobe's kernel-timestamped one-way delays
+# and ping's RTTs).  The kit's boot sets ethtool -C tx-usecs before each
+# flood; the stock boot runs the same floods without that step (so its
+# floods of one kind are identical: their spread is the noise floor).  The
+# order of the tx-usecs settings is reversed on even runs.  QEMU is the
+# kit's (scripts/build-qemu.sh: Debian's source with TCG plugins) and, by
+# default, counts instructions for time (-icount): the host's load does not
+# reach the numbers.  scripts/bench-report.py turns the console logs and
+# the plugin's counts into results/bench-<kver>.json, results/bench.md and
+# results/bench.png.  Not part of the test suite: nothing here passes or
+# fails on the numbers.
 #
 # Environment (make bench passes these through):
 #   BENCH_KERNELS   kernels to bench (default: build/test-kernels, made by tests/setup.sh)
 #   BENCH_RUNS      VM boots per kernel and variant (4); medians are over runs
-#   BENCH_SLOW      receiver slowdown: number of ingress u32 filters (500)
-#   BENCH_PAYLOADS  slowed floods at the kit's default tx-usecs: UDP payload
+#   BENCH_MODE      icount (default: -icount BENCH_ICOUNT, one TCG thread,
+#                   guest time = instructions) or mttcg (multi-threaded TCG,
+#                   guest time = the host's; the older benches)
+#   BENCH_ICOUNT    the -icount option (shift=2,sleep=off,align=off: 4 ns per
+#                   instruction, idle time skipped)
+#   BENCH_COST_COUNT     datagrams per cost flood (100000)
+#   BENCH_COST_PAYLOADS  payloads of the cost floods (64; none = skip)
+#   BENCH_COST_TX_USECS  the kit's tx-usecs settings for them (def,0; def =
+#                        the module's default)
+#   BENCH_SPLIT     1: also the split cost floods (vethB's NAPI in a kthread on
+#                   vCPU 1: sender's and receiver's paths counted apart); 0: not
+#   BENCH_SLOW      receiver slowdown: number of ingress u32 filters (100)
+#   BENCH_PAYLOADS  slowed floods at the kit's main tx-usecs: UDP payload
 #                   sizes, comma separated (64,1472)
-#   BENCH_SECS      seconds per slowed flood (5)
+#   BENCH_SECS      seconds per slowed flood (4)
 #   BENCH_SOCKETS   sender sockets (4)
-#   BENCH_TX_USECS  the kit's tx-usecs settings for the slowed floods (0,100,500;
+#   BENCH_TX_USECS  the kit's tx-usecs settings for the slowed floods (def,0,500;
 #                   ethtool -C on vethA: BQL completion coalescing, 0 = complete
-#                   per packet); BENCH_PAYLOADS run at 100 if listed, else at the
-#                   first setting
+#                   per packet); BENCH_PAYLOADS run at def if listed, else at
+#                   the first setting
 #   BENCH_SWEEP_PAYLOADS  payloads slowed at every BENCH_TX_USECS setting (64)
-#   BENCH_UNSLOWED_PAYLOADS  payloads of the unslowed floods (64; none = skip)
-#   BENCH_UNSLOWED_TX_USECS  the kit's tx-usecs settings for them (0,100)
+#   BENCH_UNSLOWED_PAYLOADS  payloads of timed unslowed floods (none; 64 = as
+#                   the older benches, sink pps with ping beside)
+#   BENCH_UNSLOWED_TX_USECS  the kit's tx-usecs settings for them (def,0)
 #   BENCH_UNSLOWED_SECS      seconds per unslowed flood (4)
+#   BENCH_PROFILE   1: the plugin also writes a per-address profile of every
+#                   cost flood (bench-<kver>-<variant>-<run>.prof; kernel
+#                   booted with nokaslr, scripts/insncount.py profile reads it)
 #   BENCH_OUT       output directory (results/)
 #   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 RUNS=${BENCH_RUNS:-4}
-SLOW=${BENCH_SLOW:-500}
+MODE=${BENCH_MODE:-icount}
+ICOUNT=${BENCH_ICOUNT:-shift=2,sleep=off,align=off}
+COST_COUNT=${BENCH_COST_COUNT:-100000}
+COST_PAYLOADS=${BENCH_COST_PAYLOADS:-64}
+COST_TX_USECS=${BENCH_COST_TX_USECS:-def,0}
+SPLIT=${BENCH_SPLIT:-1}
+SLOW=${BENCH_SLOW:-100}
 PAYLOADS=${BENCH_PAYLOADS:-64,1472}
-SECS=${BENCH_SECS:-5}
+SECS=${BENCH_SECS:-4}
 SOCKETS=${BENCH_SOCKETS:-4}
-TX_USECS=${BENCH_TX_USECS:-0,100,500}
+TX_USECS=${BENCH_TX_USECS:-def,0,500}
 SWEEP_PAYLOADS=${BENCH_SWEEP_PAYLOADS:-64}
-UN_PAYLOADS=${BENCH_UNSLOWED_PAYLOADS:-64}
-UN_TX_USECS=${BENCH_UNSLOWED_TX_USECS:-0,100}
+UN_PAYLOADS=${BENCH_UNSLOWED_PAYLOADS:-none}
+UN_TX_USECS=${BENCH_UNSLOWED_TX_USECS:-def,0}
 UN_SECS=${BENCH_UNSLOWED_SECS:-4}
+PROFILE=${BENCH_PROFILE:-0}
 OUT=${BENCH_OUT:-$BQLKIT_TOP/results}
 VM=$BQLKIT_TOP/tests/vm
 VM_BUILD=${BQLKIT_VM_BUILD:-$BQLKIT_CACHE/vm}
 TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
 [ "$SWEEP_PAYLOADS" != none ] || SWEEP_PAYLOADS=''
 [ "$UN_PAYLOADS" != none ] || UN_PAYLOADS=''
+[ "$COST_PAYLOADS" != none ] || COST_PAYLOADS=''
+case $MODE in
+icount | mttcg) ;;
+*) die "BENCH_MODE must be icount or mttcg, not '$MODE'" ;;
+esac
+[[ $ICOUNT =~ ^[a-z0-9=,]+$ ]] || die "BENCH_ICOUNT must be an -icount option such as shift=2,sleep=off,align=off, not '$ICOUNT'"
+[[ $COST_COUNT =~ ^[1-9][0-9]*$ ]] || die "BENCH_COST_COUNT must be a positive number, not '$COST_COUNT'"
+[[ $SPLIT =~ ^[01]$ ]] || die "BENCH_SPLIT must be 0 or 1, not '$SPLIT'"
+[[ $PROFILE =~ ^[01]$ ]] || die "BENCH_PROFILE must be 0 or 1, not '$PROFILE'"
 
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive number, not '$RUNS'"
 [[ $SLOW =~ ^[0-9]+$ ]] || die "BENCH_SLOW must be a number, not '$SLOW'"
 [[ $SECS =~ ^[0-9]+$ && $SECS -ge 4 ]] || die "BENCH_SECS must be a number >= 4, not '$SECS'"
 [[ $UN_SECS =~ ^[0-9]+$ && $UN_SECS -ge 4 ]] || die "BENCH_UNSLOWED_SECS must be a number >= 4, not '$UN_SECS'"
 [[ $SOCKETS =~ ^[1-9][0-9]*$ ]] || die "BENCH_SOCKETS must be a positive number, not '$SOCKETS'"
-for v in TX_USECS:BENCH_TX_USECS UN_TX_USECS:BENCH_UNSLOWED_TX_USECS; do
+for v in TX_USECS:BENCH_TX_USECS UN_TX_USECS:BENCH_UNSLOWED_TX_USECS COST_TX_USECS:BENCH_COST_TX_USECS; do
 	name=${v%%:*} env=${v#*:}
 	val=${!name}
-	[[ $val =~ ^[0-9]+(,[0-9]+)*$ ]] || die "$env must be microseconds separated by commas, not '$val'"
+	[[ $val =~ ^(def|[0-9]+)(,(def|[0-9]+))*$ ]] || die "$env must be microseconds (or def, the module's default) separated by commas, not '$val'"
 	for t in ${val//,/ }; do
-		[ "$t" -le 1000000 ] || die "$env: $t us is above veth's maximum (1000000)"
+		[ "$t" = def ] || [ "$t" -le 1000000 ] || die "$env: $t us is above veth's maximum (1000000)"
 	done
 done
-for v in PAYLOADS:BENCH_PAYLOADS SWEEP_PAYLOADS:BENCH_SWEEP_PAYLOADS UN_PAYLOADS:BENCH_UNSLOWED_PAYLOADS; do
+for v in PAYLOADS:BENCH_PAYLOADS SWEEP_PAYLOADS:BENCH_SWEEP_PAYLOADS UN_PAYLOADS:BENCH_UNSLOWED_PAYLOADS COST_PAYLOADS:BENCH_COST_PAYLOADS; do
 	name=${v%%:*} env=${v#*:}
 	val=${!name}
 	[ -n "$val" ] || [ "$env" != BENCH_PAYLOADS ] || die "BENCH_PAYLOADS must not be empty"
@@ -78,13 +115,22 @@ for v in PAYLOADS:BENCH_PAYLOADS SWEEP_PAYLOADS:BENCH_SWEEP_PAYLOADS UN_PAYLOADS
 done
 # The setting BENCH_PAYLOADS run at (the module's default if it is listed).
 MAIN_TX_USECS=${TX_USECS%%,*}
-[[ ,$TX_USECS, != *,100,* ]] || MAIN_TX_USECS=100
+[[ ,$TX_USECS, != *,def,* ]] || MAIN_TX_USECS=def
 
 # plan RUN: the guest's flood plan (KIND:TXUS:PAYLOAD:SECS,...), tx-usecs
 # order reversed on even runs so that drift within a boot hits all alike.
+# The guest's plan says "-" for the module's default.
 plan() {
 	local rev=$(($1 % 2 == 0)) items=() p t ts
 	order() { if [ "$rev" = 1 ]; then tr ',' '\n' <<<"$1" | tac | paste -sd' '; else echo "${1//,/ }"; fi; }
+	if [ -n "$COST_PAYLOADS" ]; then
+		for p in ${COST_PAYLOADS//,/ }; do
+			for t in $(order "$COST_TX_USECS"); do
+				items+=("c:$t:$p:$COST_COUNT")
+				[ "$SPLIT" = 0 ] || items+=("t:$t:$p:$COST_COUNT")
+			done
+		done
+	fi
 	if [ -n "$UN_PAYLOADS" ]; then
 		for p in ${UN_PAYLOADS//,/ }; do
 			for t in $(order "$UN_TX_USECS"); do items+=("u:$t:$p:$UN_SECS"); done
@@ -94,9 +140,11 @@ plan() {
 		if [[ ,$SWEEP_PAYLOADS, == *,$p,* ]]; then ts=$(order "$TX_USECS"); else ts=$MAIN_TX_USECS; fi
 		for t in $ts; do items+=("s:$t:$p:$SECS"); done
 	done
-	(IFS=,; echo "${items[*]}")
+	(IFS=,; echo "${items[*]//:def:/:-:}")
 }
-PARAMS="slow=$SLOW payloads=$PAYLOADS secs=$SECS sockets=$SOCKETS runs=$RUNS tx_usecs=$TX_USECS main_tx_usecs=$MAIN_TX_USECS sweep_payloads=${SWEEP_PAYLOADS:-none} unslowed_payloads=${UN_PAYLOADS:-none} unslowed_tx_usecs=$UN_TX_USECS unslowed_secs=$UN_SECS"
+p_mode="mode=$MODE"
+[ "$MODE" != icount ] || p_mode+=" icount=$ICOUNT"
+PARAMS="$p_mode cost_count=$COST_COUNT cost_payloads=${COST_PAYLOADS:-none} cost_tx_usecs=$COST_TX_USECS split=$SPLIT slow=$SLOW payloads=$PAYLOADS secs=$SECS sockets=$SOCKETS runs=$RUNS tx_usecs=$TX_USECS main_tx_usecs=$MAIN_TX_USECS sweep_payloads=${SWEEP_PAYLOADS:-none} unslowed_payloads=${UN_PAYLOADS:-none} unslowed_tx_usecs=$UN_TX_USECS unslowed_secs=$UN_SECS"
 
 start=$SECONDS
 "$BQLKIT_TOP/scripts/install-deps.sh" bench
@@ -119,12 +167,20 @@ if [ -n "${BENCH_REPORT_ONLY:-}" ]; then
 	exit 0
 fi
 
-# Per boot: ~15 s boot and idle pings, then per flood its seconds plus
-# ~8 s (pair setup, counters, samples), twice over for a slow host.
+# Per boot (a bound, not an estimate): boot and idle probes, then per cost
+# flood ~1 s per 2000 datagrams, per timed flood 60 s per second of it
+# (TCG on a loaded 2-core host, icount or not), plus setup and counters.
 nflood=$(plan 1 | tr ',' '\n' | wc -l)
-floodsecs=$(plan 1 | tr ',' '\n' | awk -F: '{ s += $4 } END { print s + 0 }')
-tmo=$((120 + (floodsecs + nflood * 8) * 2))
-append="bqlkit.slow=$SLOW bqlkit.sockets=$SOCKETS bqlkit.payloads=$PAYLOADS bqlkit.secs=$SECS bqlkit.main_tx_usecs=$MAIN_TX_USECS"
+floodsecs=$(plan 1 | tr ',' '\n' | awk -F: '$1 != "c" && $1 != "t" { s += $4 } END { print s + 0 }')
+costpkts=$(plan 1 | tr ',' '\n' | awk -F: '$1 == "c" || $1 == "t" { s += $4 } END { print s + 0 }')
+tmo=$((600 + costpkts / 2000 + floodsecs * 60 + nflood * 40))
+append="bqlkit.slow=$SLOW bqlkit.sockets=$SOCKETS bqlkit.payloads=$PAYLOADS bqlkit.secs=$SECS bqlkit.main_tx_usecs=${MAIN_TX_USECS/def/-}"
+[ "$PROFILE" = 0 ] || append+=" nokaslr"
+# The kit's QEMU, with the insncount plugin.
+qdir=$("$BQLKIT_TOP/scripts/build-qemu.sh")
+[ -f "$qdir/plugins/libinsncount.so" ] || die "$qdir has no plugins/libinsncount.so (scripts/build-qemu.sh builds qemu/plugins/insncount.c)"
+vmopts=(--qemu "$qdir")
+[ "$MODE" != icount ] || vmopts+=(--icount "$ICOUNT")
 mkdir -p "$VM_BUILD"
 tmpd=$(mktemp -d "$VM_BUILD/bench.XXXXXX")
 trap 'rm -rf "$tmpd"' EXIT
@@ -160,7 +216,7 @@ for k in "${kernels[@]}"; do
 		{ cat "$tmpd/mk.log" >&2; die "$k: mkinitramfs (stock) failed"; }
 	"$VM/mkinitramfs.sh" --kver "$k" --scenario bench --out "$tmpd/kit.cpio.gz" --veth "$ko" 2>"$tmpd/mk.log" ||
 		{ cat "$tmpd/mk.log" >&2; die "$k: mkinitramfs (kit) failed"; }
-	rm -f "$OUT/bench-$k-"*.log
+	rm -f "$OUT/bench-$k-"*.log "$OUT/bench-$k-"*.insn "$OUT/bench-$k-"*.prof
 	cp "$tmpd/kit.info" "$OUT/bench-$k-info.log"
 	for r in $(seq 1 "$RUNS"); do
 		# Alternate the order so that drift on a shared host hits both alike.
@@ -169,7 +225,9 @@ for k in "${kernels[@]}"; do
 			logf=$OUT/bench-$k-$v-$r.log
 			step "$k: run $r/$RUNS $v"
 			load0=$(cut -d' ' -f1 /proc/loadavg)
-			if ! "$VM/run-vm.sh" --kver "$k" --initrd "$tmpd/$v.cpio.gz" --log "$logf" \
+			plug="insncount,out=${logf%.log}.insn"
+			[ "$PROFILE" = 0 ] || plug+=",prof=${logf%.log}.prof"
+			if ! "$VM/run-vm.sh" --kver "$k" --initrd "$tmpd/$v.cpio.gz" --log "$logf" "${vmopts[@]}" --plugin "$plug" \
 				--append "$append bqlkit.plan=$(plan "$r")" --timeout "$tmo" --quiet 2>"$tmpd/run.err"; then
 				note "$k $v run $r failed: $(tail -1 "$tmpd/run.err") (kept out of the medians)"
 				failed=$((failed + 1))

@@ -233,7 +233,8 @@ check_veth() {
 [[ -z $foreign ]] || fetch_foreign busybox-static
 install_busybox
 if [[ -n $foreign ]]; then install_foreign_tools; else install_host_tools; fi
-for tool in udpflood bqlwatch manactl tcpload tsprobe vmmark; do
+# tsprobe and vmmark serve make bench (amd64 guests only).
+for tool in udpflood bqlwatch manactl tcpload ${foreign:-tsprobe vmmark}; do
 	cp "$(build_tool "$tool")" "$root/usr/bin/$tool"
 done
 : >"$root/lib/modules/bqlkit/load.list"

@@ -2,8 +2,19 @@
 /*
  * udpflood - UDP load generator and sink for the bqlkit VM tests.
  *
- *   udpflood send <ip> <port> <secs> <payload> <nsockets> [<gso_size>]
- *   udpflood sink <port> <secs>
+ *   udpflood send <ip> <port> <secs> <payload> <nsockets> [<count> [<gso_size>]]
+ *   udpflood sink <port> <secs> [<idle_ms> [<count>]]
+ *
+ * count: stop after <count> datagrams were handed to the stack (at most
+ * <secs> seconds; 0: no limit); gso_size: send <payload>-byte writes that
+ * UDP GSO cuts into <gso_size>-byte datagrams; idle_ms: the sink stops
+ * when nothing arrived for that long after its first datagram, or once it
+ * has read <count>.  With both, a flood is a fixed amount of work (make
+ * bench's cost floods, which count instructions per packet).  With
+ * UDPFLOOD_VMMARK=1 in the environment the sender executes the insncount
+ * plugin's "begin" marker (vmmark.h) just before its first datagram and
+ * the sink the "end" marker just after its last, so that the instructions
+ * between them are the flood's own.
  *
  * Each mode prints exactly one summary line on stdout:
  *   UDPFLOOD send sent=N nobufs=N errors=N pps=N
@@ -29,10 +40,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmmark.h"
+
 #define MAX_SOCKETS 64
 #define MAX_PAYLOAD 65507
 
 static volatile sig_atomic_t stop;
+static int vmmark;	/* UDPFLOOD_VMMARK=1: execute the plugin's markers */
 
 static void on_signal(int sig)
 {
@@ -78,7 +92,7 @@ static void install_signals(void)
 #endif
 
 static int do_send(const char *ip, int port, double secs, int len, int nsock,
-		   int gso)
+		   unsigned long long count, int gso)
 {
 	static char buf[MAX_PAYLOAD];
 	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -106,7 +120,9 @@ static int do_send(const char *ip, int port, double secs, int len, int nsock,
 		}
 	}
 	t0 = now();
-	for (n = 0; !stop; n++) {
+	if (vmmark)
+		VMMARK(VMMARK_BEGIN);
+	for (n = 0; !stop && (!count || sent < count); n++) {
 		if ((n & 255) == 0 && now() - t0 >= secs)
 			break;
 		if (send(fds[n % nsock], buf, len, 0) >= 0)
@@ -122,7 +138,7 @@ static int do_send(const char *ip, int port, double secs, int len, int nsock,
 	return 0;
 }
 
-static int do_sink(int port, double secs)
+static int do_sink(int port, double secs, int idle_ms, unsigned long long count)
 {
 	static char buf[65536];
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
@@ -140,19 +156,29 @@ static int do_sink(int port, double secs)
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		perror("udpflood: bind");
 		return 1;
 	}
+	if (idle_ms) {
+		tv.tv_sec = idle_ms / 1000;
+		tv.tv_usec = idle_ms % 1000 * 1000;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	t0 = now();
 	while (!stop && now() - t0 < secs) {
 		r = recv(fd, buf, sizeof(buf), 0);
 		if (r >= 0) {
 			pkts++;
 			bytes += r;
+			if (count && pkts == count)
+				break;
+		} else if (idle_ms && pkts && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			break;
 		}
 	}
+	if (vmmark && pkts)
+		VMMARK(VMMARK_END);
 	el = now() - t0;
 	printf("UDPFLOOD sink pkts=%llu bytes=%llu pps=%.0f\n",
 	       pkts, bytes, el > 0 ? pkts / el : 0.0);
@@ -162,25 +188,29 @@ static int do_sink(int port, double secs)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: udpflood send <ip> <port> <secs> <payload> <nsockets> [<gso_size>]\n"
-		"       udpflood sink <port> <secs>\n");
+		"usage: udpflood send <ip> <port> <secs> <payload> <nsockets> [<count> [<gso_size>]]\n"
+		"       udpflood sink <port> <secs> [<idle_ms> [<count>]]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	vmmark = getenv("UDPFLOOD_VMMARK") && !strcmp(getenv("UDPFLOOD_VMMARK"), "1");
 	install_signals();
-	if ((argc == 7 || argc == 8) && !strcmp(argv[1], "send"))
+	if (argc >= 7 && argc <= 9 && !strcmp(argv[1], "send"))
 		return do_send(argv[2],
 			       parse_num(argv[3], "port", 1, 65535),
 			       parse_num(argv[4], "secs", 0, 86400),
 			       parse_num(argv[5], "payload", 0, MAX_PAYLOAD),
 			       parse_num(argv[6], "nsockets", 1, MAX_SOCKETS),
-			       argc == 8 ? parse_num(argv[7], "gso_size", 1, 65507) : 0);
-	if (argc == 4 && !strcmp(argv[1], "sink"))
+			       argc >= 8 ? parse_num(argv[7], "count", 0, 1000000000) : 0,
+			       argc == 9 ? parse_num(argv[8], "gso_size", 1, 65507) : 0);
+	if (argc >= 4 && argc <= 6 && !strcmp(argv[1], "sink"))
 		return do_sink(parse_num(argv[2], "port", 1, 65535),
-			       parse_num(argv[3], "secs", 0, 86400));
+			       parse_num(argv[3], "secs", 0, 86400),
+			       argc >= 5 ? parse_num(argv[4], "idle_ms", 1, 60000) : 0,
+			       argc == 6 ? parse_num(argv[5], "count", 0, 1000000000) : 0);
 	usage();
 	return 2;
 }

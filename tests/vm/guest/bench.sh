@@ -20,14 +20,48 @@
 #   BQLKIT udp label=L.pre|L.post ...          UDP MIB of netns B (sink side)
 #   BQLKIT ethtool label=L.pre|L.post ...      ethtool -S of vethA/vethB
 #   BQLKIT qdisc / bql / flood lines and UDPFLOOD send/sink lines (lib.sh)
-# Knobs (kernel cmdline): bqlkit.plan=KIND:TXUS:PAYLOAD:SECS,... (KIND u|s,
-#   TXUS - = the module's default) bqlkit.main_tx_usecs=T (recorded only)
+#   BQLKIT mark label=L.begin|L.end seq=N ...  the insncount plugin's markers
+#                                            around a cost flood (lib.sh vm_mark)
+#   BQLKIT tsprobe label=L kind=owd|qdisc|ring seq=K us=...   kernel-timestamped
+#                                            one-way delays (tsprobe), per probe
+#   BQLKIT sched label=L ...                 run delay (schedstat) of ping and
+#                                            ksoftirqd/N over the flood
+# Cost floods (KIND c, unslowed receiver): COUNT datagrams, no ping or BQL
+# sampler beside them (their work is time-proportional), vm_mark before the
+# sender starts and after the sink has read the last datagram; the host
+# divides the instructions between the two markers by the datagrams the
+# sink read (scripts/bench-report.py).
+# Knobs (kernel cmdline): bqlkit.plan=KIND:TXUS:PAYLOAD:SECS|COUNT,... (KIND
+#   u|s|c: unslowed, slowed, cost (COUNT datagrams); TXUS - = the module's
+#   default) bqlkit.main_tx_usecs=T (recorded only) bqlkit.probe_ms=N
+#   each tsprobe flow's interval (20; 0 = no tsprobe) bqlkit.probe_flows=N
+#   tsprobe flows (4) bqlkit.profile=1 (cost floods
+#   start/write the plugin's profile)
 #   bqlkit.slow=N (500) bqlkit.sockets=N (4) bqlkit.idle=N idle pings (100)
 #   bqlkit.watch_us=N BQL read interval (2000); without a plan:
 #   bqlkit.payloads=64,1472 bqlkit.secs=S (10) bqlkit.tx_usecs=N, i.e. every
 #   payload slowed at tx-usecs N (unset = the module's default)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "${BQLKIT_GUEST:-/bqlkit}/lib.sh"
+
+# sh bench.sh --sampler SECS WATCH_US OUT (run inside netns A by flood()):
+# wait for the flood's start ($BQLKIT_RUN/flood.t0, uptime), then from 1 s
+# into it read BQL (bqlwatch) in three windows sharing the time up to 0.5 s
+# before the sender stops, each followed by the qdisc's counters; the raw
+# outputs go to OUT.  Started before the flood so that it needs no netns
+# switch under load.
+if [ "${1:-}" = --sampler ]; then
+	while [ ! -s "$BQLKIT_RUN/flood.t0" ]; do sleep 0.05; done
+	_t0=$(cat "$BQLKIT_RUN/flood.t0")
+	sleep "$(awk -v t="$_t0" -v now="$(uptime_s)" 'BEGIN { d = t + 1 - now; printf "%.2f", d > 0 ? d : 0 }')"
+	for i in 1 2 3; do
+		_win=$(awk -v t0="$_t0" -v s="$2" -v i="$i" -v now="$(uptime_s)" \
+			'BEGIN { w = (t0 + s - 0.5 - now) / (4 - i); printf "%.2f", w < 0.2 ? 0.2 : w }')
+		echo "w$i $(bqlwatch vethA 0 "$_win" "$3")" >>"$4"
+		tc -s qdisc show dev vethA | sed "s/^/w$i /" >>"$4"
+	done
+	exit 0
+fi
 
 SLOW=$(knob slow 500)
 PAYLOADS=$(knob payloads 64,1472 | tr ',' ' ')
@@ -36,15 +70,46 @@ SOCKETS=$(knob sockets 4)
 IDLE=$(knob idle 100)
 WATCH_US=$(knob watch_us 2000)
 TX_USECS=$(knob tx_usecs '')
+PROBE_MS=$(knob probe_ms 20)
+PROBE_FLOWS=$(knob probe_flows 4)
+SLOW_NAPI=$(knob slow_napi threaded-cpu1)
+PROBE_CPU=$(knob probe_cpu '')
+# The sink's receive buffer may grow to 8 MB (udpflood asks for 4 MB; the
+# kernel doubles it): a cost flood's sink then drops nothing however far
+# behind it falls, so every datagram sent is one delivered.
+RMEM_MAX=$(knob rmem_max 4194304)
+echo "$RMEM_MAX" >/proc/sys/net/core/rmem_max
 PING_IVAL=0.02
+PROBE_PORT=9100
+# ksoftirqd/N: softirq work deferred to them waits for a CPU like a task
+KSOFTIRQD=$(grep -l '^ksoftirqd/' /proc/[0-9]*/comm 2>/dev/null | sed 's,^/proc/\([0-9]*\)/comm$,\1,')
 
-emit "bench slow=$SLOW payloads=$(echo "$PAYLOADS" | tr ' ' ',') secs=$SECS sockets=$SOCKETS idle=$IDLE watch_us=$WATCH_US ping_interval=$PING_IVAL"
+emit "bench slow=$SLOW payloads=$(echo "$PAYLOADS" | tr ' ' ',') secs=$SECS sockets=$SOCKETS idle=$IDLE watch_us=$WATCH_US ping_interval=$PING_IVAL probe_ms=$PROBE_MS probe_flows=$PROBE_FLOWS slow_napi=$SLOW_NAPI rmem_max=$RMEM_MAX clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo NA)"
 _info=/lib/modules/bqlkit/veth.info
 emit "module name=veth origin=$(sed -n 's/^origin=//p' $_info) version=$(sed -n 's/^version=//p' $_info) srcversion_loaded=$(cat /sys/module/veth/srcversion 2>/dev/null || echo NA) loaded=$(grep -qx 'veth ok' "$BQLKIT_RUN/modules.status" && echo yes || echo no)"
 
-# rtt_samples LABEL FILE: every reply's time= of iputils ping output, in
-# chunks, plus ping's transmitted/received summary.
+# rtt_samples LABEL FILE [FROM TO OFFSET]: every reply's time= of iputils
+# ping output, in chunks, plus ping's transmitted/received summary.  With
+# FROM TO (uptime seconds) and OFFSET (real_minus_boot) the output must be
+# ping -D's: only the echoes sent within [FROM, TO] count, and tx/rx are
+# theirs (tx from the first to the last icmp_seq replied to in the window).
 rtt_samples() {
+	if [ -n "${3:-}" ]; then
+		_win=$BQLKIT_RUN/ping.window
+		awk -v from="$3" -v to="$4" -v off="$5" '
+			/^\[[0-9.]*\].* icmp_seq=.* time=/ {
+				t = substr($1, 2, length($1) - 2) - off
+				s = $0; sub(/.* icmp_seq=/, "", s); sub(/ .*/, "", s)
+				r = $0; sub(/.* time=/, "", r); sub(/ .*/, "", r)
+				if (t - r / 1000 < from || t - r / 1000 > to || seen[s]++) next
+				print "window time=" r " ms"
+				if (lo == "" || s + 0 < lo) lo = s + 0
+				if (s + 0 > hi) hi = s + 0
+				n++
+			}
+			END { printf "%d packets transmitted, %d received\n", n ? hi - lo + 1 : 0, n }' "$2" >"$_win"
+		set -- "$1" "$_win"
+	fi
 	sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$2" | awk -v l="$1" '
 		{ v[n++] = $1 }
 		END {
@@ -57,6 +122,56 @@ rtt_samples() {
 	_tx=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$2")
 	_rx=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$2")
 	emit "ping label=$1 tx=${_tx:-0} rx=${_rx:-0}"
+}
+
+# tsprobe_start SECS: kernel-timestamped probes A -> B for SECS seconds
+# (tsprobe; no user-space scheduling delay in its numbers), in background.
+tsprobe_start() {
+	TSPROBE=
+	[ "$PROBE_MS" -gt 0 ] || return 0
+	${PROBE_CPU:+taskset -c "$PROBE_CPU"} tsprobe A B "$ADDR_B" "$PROBE_PORT" "$1" "$PROBE_MS" "$PROBE_FLOWS" >"$BQLKIT_RUN/tsprobe.out" 2>&1 &
+	TSPROBE=$!
+}
+
+# tsprobe_samples LABEL [FROM TO]: wait for tsprobe and emit the per-probe
+# delays (µs) of the probes sent within [FROM, TO] (uptime seconds; all
+# without), in chunks of 40, and how many of those were sent and arrived:
+#   BQLKIT tsprobe label=L kind=owd|qdisc|ring seq=K us=V,...
+#   BQLKIT tsprobe label=L kind=summary sent=N rx=N from=FROM to=TO
+tsprobe_samples() {
+	[ -n "$TSPROBE" ] || return 0
+	wait "$TSPROBE"
+	awk -v l="$1" -v from="${2:-0}" -v to="${3:-1e12}" '
+		$1 == "TSPROBE" && $2 == "p" && $4 != "-" && $4 >= from && $4 <= to {
+			sent++
+			if ($5 == "-" || $6 == "-") next
+			q[n] = $5; r[n] = $6; n++
+		}
+		function out(kind, i, j, s) {
+			for (i = 0; i < n; i += 40) {
+				s = ""
+				for (j = i; j < n && j < i + 40; j++)
+					s = s (j > i ? "," : "") (kind == "owd" ? q[j] + r[j] : kind == "qdisc" ? q[j] : r[j])
+				printf "tsprobe label=%s kind=%s seq=%d us=%s\n", l, kind, i / 40, s
+			}
+		}
+		END {
+			out("owd"); out("qdisc"); out("ring")
+			printf "tsprobe label=%s kind=summary sent=%d rx=%d from=%s to=%s\n", l, sent, n, from, to
+		}' "$BQLKIT_RUN/tsprobe.out" | while read -r _l; do emit "$_l"; done
+}
+
+# real_minus_boot: CLOCK_REALTIME - /proc/uptime's clock, in seconds.
+real_minus_boot() {
+	tsprobe clock | sed -n 's/^TSPROBE clock real_minus_boot_ns=\([0-9]*\)$/\1/p' |
+		awk '{ printf "%.6f", $1 / 1e9 }'
+}
+
+# sched_wait PID...: the summed run delay (ns waiting on a runqueue) and
+# timeslices of the tasks, from /proc/PID/schedstat.
+sched_wait() {
+	for _p in "$@"; do cat "/proc/$_p/schedstat" 2>/dev/null; done |
+		awk '{ w += $2; n += $3 } END { printf "%d %d", w, n }'
 }
 
 # link_stats LABEL: ip -s link counters of the sender's and receiver's ends
@@ -98,6 +213,9 @@ ethtool_stats() {
 # limit.  The SLOW ingress filters are lib.sh's slow_receiver's, in one tc
 # batch (with the clsact qdisc) written once by awk.
 SLOW_BATCH=$BQLKIT_RUN/bench-slow.batch
+# new_pair SLOW NAPI: NAPI softirq (veth's default: the receive path runs
+# in the softirq of the sending CPU) or threaded-cpuN (vethB's NAPI in a
+# kthread on CPU N, so the receive path runs beside the sender, not after it).
 new_pair() {
 	ip -n A link del vethA 2>/dev/null
 	setup_pair 0 >/dev/null || { result bench_setup FAIL "setup_pair"; exit 1; }
@@ -112,6 +230,17 @@ new_pair() {
 			exit 1
 		fi
 	fi
+	case $2 in
+	threaded*)
+		in_ns B sh -c 'echo 1 >/sys/class/net/vethB/threaded' || emit "napi threaded=failed"
+		_cpu=${2#threaded-cpu}
+		if [ "$_cpu" != "$2" ]; then
+			grep -l '^napi/vethB' /proc/[0-9]*/comm | sed 's,^/proc/\([0-9]*\)/comm$,\1,' |
+				while read -r _p; do
+					taskset -p -c "$_cpu" "$_p" >/dev/null || emit "napi pin=failed"
+				done
+		fi ;;
+	esac
 	in_ns A ping -c 2 -i 0.1 -W 1 "$ADDR_B" >/dev/null 2>&1 # ARP
 }
 
@@ -128,35 +257,85 @@ set_tx_usecs() {
 }
 
 # flood ID PAYLOAD SECS: one flood on the current pair with the RTT, BQL,
-# qdisc and counter samples around it.
+# qdisc and counter samples around it.  ping, tsprobe and the BQL/qdisc
+# sampler start before the flood: under load, entering a netns with ip netns
+# exec or tc -n (a new mount namespace, sysfs remounted) took up to 4 s
+# (icount mode, NAPI thread busy), which moved the samples out of the
+# loaded window.  Their samples are cut to the window [flood start + 1 s,
+# flood end - 0.5 s] by their own timestamps.
 flood() {
 	L=$1
 	link_stats "$L.pre"
 	udp_stats "$L.pre"
 	ethtool_stats "$L.pre"
-	_t0=$(uptime_s)
-	flood_start "$L" "$3" "$2" "$SOCKETS"
-	sleep 1 # let the standing queue form
-	NPING=$((($3 - 2) * 50))
-	/usr/sbin/ip netns exec A /usr/bin/ping -c "$NPING" -i "$PING_IVAL" -W 1 -w $(($3 - 1)) "$ADDR_B" >"$BQLKIT_RUN/ping.$L" 2>&1 &
+	rm -f "$BQLKIT_RUN/flood.t0" "$BQLKIT_RUN/sampler.out"
+	_off=$(real_minus_boot)
+	# One echo per PING_IVAL from now to past the window; stopped after it.
+	${PROBE_CPU:+taskset -c "$PROBE_CPU"} /usr/sbin/ip netns exec A /usr/bin/ping -D -c $((($3 + 3) * 50)) -i "$PING_IVAL" -W 1 "$ADDR_B" >"$BQLKIT_RUN/ping.$L" 2>&1 &
 	PING=$!
-	# BQL and qdisc samples across the loaded window, at a fixed read rate
-	# (no busy loop: the watcher must cost the same with and without BQL);
-	# three windows sharing the time left, the last one ending ~0.5 s before
-	# the sender stops: its last read's limit is the limit the kit converged on.
+	tsprobe_start $(($3 + 1))
+	in_ns A sh /bqlkit/scenario.sh --sampler "$3" "$WATCH_US" "$BQLKIT_RUN/sampler.out" &
+	_sampler=$!
+	sleep 0.5
+	flood_start "$L" "$3" "$2" "$SOCKETS"
+	_t0=$(uptime_s)
+	echo "$_t0" >"$BQLKIT_RUN/flood.t0"
+	_from=$(awk -v t="$_t0" 'BEGIN { printf "%.2f", t + 1 }')
+	_to=$(awk -v t="$_t0" -v s="$3" 'BEGIN { printf "%.2f", t + s - 0.5 }')
+	sleep 1 # let the standing queue form
+	# The window's instructions and vCPU turns (insncount; one TCG thread)
+	vm_mark "$L.begin"
+	# shellcheck disable=SC2086 # a list of pids
+	_k0=$(sched_wait $KSOFTIRQD)
+	_p0=$(sched_wait "$PING")
+	sleep "$(awk -v to="$_to" -v now="$(uptime_s)" 'BEGIN { d = to - now; printf "%.2f", d > 0 ? d : 0 }')"
+	# shellcheck disable=SC2086
+	_k1=$(sched_wait $KSOFTIRQD)
+	_p1=$(sched_wait "$PING")
+	vm_mark "$L.end"
+	emit "sched label=$L from=$_from to=$_to ping_wait_ns=$((${_p1% *} - ${_p0% *})) ping_slices=$((${_p1#* } - ${_p0#* })) ksoftirqd_wait_ns=$((${_k1% *} - ${_k0% *})) ksoftirqd_slices=$((${_k1#* } - ${_k0#* }))"
+	wait "$_sampler"
 	for i in 1 2 3; do
-		_win=$(awk -v t0="$_t0" -v s="$3" -v i="$i" -v now="$(uptime_s)" \
-			'BEGIN { w = (t0 + s - 0.5 - now) / (4 - i); printf "%.2f", w < 0.2 ? 0.2 : w }')
-		bql_watch "$L.w$i" "$_win" "$WATCH_US"
-		qdisc_stats "$L.w$i"
+		bql_watch_emit "$L.w$i" "$(sed -n "s/^w$i BQLWATCH/BQLWATCH/p" "$BQLKIT_RUN/sampler.out")"
+		sed -n "s/^w$i //p" "$BQLKIT_RUN/sampler.out" | grep -v '^BQLWATCH' | qdisc_stats_emit "$L.w$i"
 	done
-	wait "$PING"
 	flood_wait
+	kill -INT "$PING" 2>/dev/null
+	wait "$PING"
 	link_stats "$L.post"
 	udp_stats "$L.post"
 	ethtool_stats "$L.post"
 	qdisc_stats "$L.post"
-	rtt_samples "$L" "$BQLKIT_RUN/ping.$L"
+	rtt_samples "$L" "$BQLKIT_RUN/ping.$L" "$_from" "$_to" "$_off"
+	tsprobe_samples "$L" "$_from" "$_to"
+}
+
+# cost_flood ID PAYLOAD COUNT: COUNT datagrams on the current pair; the
+# insncount plugin's markers (udpflood, UDPFLOOD_VMMARK=1) cut the
+# instructions from the sender's first datagram to the sink's last (it stops
+# after COUNT, or 1 s without one).  Nothing else runs meanwhile: no ping,
+# no BQL sampler.
+cost_flood() {
+	L=$1
+	link_stats "$L.pre"
+	udp_stats "$L.pre"
+	ethtool_stats "$L.pre"
+	qdisc_stats "$L.pre"
+	UDPFLOOD_VMMARK=1 taskset -c 1 /usr/sbin/ip netns exec B /usr/bin/udpflood sink "$FLOOD_PORT" 3600 1000 "$3" >"$BQLKIT_RUN/sink.out" 2>&1 &
+	_sink=$!
+	sleep 0.3
+	emit "flood label=$L start count=$3 payload=$2 sockets=$SOCKETS uptime=$(uptime_s)"
+	UDPFLOOD_VMMARK=1 taskset -c 0 /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" 3600 "$2" "$SOCKETS" "$3" >"$BQLKIT_RUN/send.out" 2>&1
+	wait "$_sink"
+	vm_marked "$L.begin" begin
+	# The sink marks its end only if it read something.
+	grep -q '^UDPFLOOD sink pkts=0 ' "$BQLKIT_RUN/sink.out" || vm_marked "$L.end" end
+	emit "flood label=$L end uptime=$(uptime_s)"
+	link_stats "$L.post"
+	udp_stats "$L.post"
+	ethtool_stats "$L.post"
+	qdisc_stats "$L.post"
+	cat "$BQLKIT_RUN/send.out" "$BQLKIT_RUN/sink.out"
 }
 
 # The flood plan: bqlkit.plan=KIND:TXUS:PAYLOAD:SECS,... (scripts/bench.sh
@@ -170,9 +349,10 @@ fi
 ORIGIN=$(sed -n 's/^origin=//p' $_info)
 emit "plan floods=$PLAN main_tx_usecs=$(knob main_tx_usecs "${TX_USECS:--}")"
 
-# Unslowed floods first (no ingress filters), then the idle RTT and the
-# slowed floods.
-for KIND in u s; do
+# Cost floods first (veth's softirq NAPI, then the split ones), then the
+# unslowed floods (no ingress filters), then the idle RTT and the slowed
+# floods.
+for KIND in c t u s; do
 	for item in $(echo "$PLAN" | tr ',' ' '); do
 		# shellcheck disable=SC2046
 		set -- $(echo "$item" | tr ':' ' ')
@@ -180,20 +360,39 @@ for KIND in u s; do
 		T=$2 PAY=$3 S=$4
 		_tx=$T
 		[ "$T" != - ] || _tx=def
-		if [ "$KIND" = u ]; then
-			new_pair 0
+		FLOOD_SEND_CPU= # lib.sh's flood_start: the sender's CPU
+		if [ "$KIND" = c ]; then
+			new_pair 0 softirq
+			ID=cost-${PAY}B-txus$_tx K=cost N=0
+		elif [ "$KIND" = t ]; then
+			new_pair 0 threaded-cpu1
+			ID=split-${PAY}B-txus$_tx K=split N=0
+		elif [ "$KIND" = u ]; then
+			new_pair 0 softirq
 			ID=unslowed-${PAY}B-txus$_tx K=unslowed N=0
 		else
-			new_pair "$SLOW"
+			new_pair "$SLOW" "$SLOW_NAPI"
+			FLOOD_SEND_CPU=0
 			ID=slow$SLOW-${PAY}B-txus$_tx K=slowed N=$SLOW
 			if [ ! -s "$BQLKIT_RUN/ping.idle" ]; then
 				# Idle RTT: on the slowed pair before its first flood.
 				bql_sample idle
+				tsprobe_start $((IDLE / 50 + 1))
 				in_ns A ping -c "$IDLE" -i "$PING_IVAL" -W 1 -w $((IDLE / 20 + 5)) "$ADDR_B" >"$BQLKIT_RUN/ping.idle" 2>&1
 				rtt_samples idle "$BQLKIT_RUN/ping.idle"
+				tsprobe_samples idle
 			fi
 		fi
+		# The same flood again in this boot: ID-rN (N = 2, 3, ...)
+		_n=$(grep -c "^$ID\(-r[0-9]*\)\?\$" "$BQLKIT_RUN/ids" 2>/dev/null)
+		echo "$ID" >>"$BQLKIT_RUN/ids"
+		[ "${_n:-0}" -eq 0 ] || ID=$ID-r$((_n + 1))
 		set_tx_usecs "$T"
+		if [ "$KIND" = c ] || [ "$KIND" = t ]; then
+			emit "case label=$ID kind=$K slow=$N payload=$PAY count=$S tx_usecs_set=$T tx_usecs=$TXUS_NOW uptime=$(uptime_s)"
+			cost_flood "$ID" "$PAY" "$S"
+			continue
+		fi
 		emit "case label=$ID kind=$K slow=$N payload=$PAY secs=$S tx_usecs_set=$T tx_usecs=$TXUS_NOW uptime=$(uptime_s)"
 		flood "$ID" "$PAY" "$S"
 	done
