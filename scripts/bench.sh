@@ -154,7 +154,7 @@ if [ -z "${BENCH_KERNELS:-}" ]; then
 fi
 read -r -a kernels <<<"$BENCH_KERNELS"
 [ ${#kernels[@]} -gt 0 ] || die "no kernels to bench (BENCH_KERNELS is empty)"
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$BQLKIT_BUILD"
 
 report() {
 	python3 "$BQLKIT_TOP/scripts/bench-report.py" --out "$OUT" --runs "$RUNS" \
