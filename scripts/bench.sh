@@ -50,7 +50,9 @@
 #   BENCH_UNSLOWED_SECS      seconds per unslowed flood (4)
 #   BENCH_PROFILE   1: the plugin also writes a per-address profile of every
 #                   cost flood (bench-<kver>-<variant>-<run>.prof; kernel
-#                   booted with nokaslr, scripts/insncount.py profile reads it)
+#                   booted with nokaslr; the guest prints its kallsyms into
+#                   the console log, and scripts/insncount.py profile reads
+#                   both)
 #   BENCH_OUT       output directory (results/)
 #   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
 set -euo pipefail
@@ -175,7 +177,7 @@ floodsecs=$(plan 1 | tr ',' '\n' | awk -F: '$1 != "c" && $1 != "t" { s += $4 } E
 costpkts=$(plan 1 | tr ',' '\n' | awk -F: '$1 == "c" || $1 == "t" { s += $4 } END { print s + 0 }')
 tmo=$((600 + costpkts / 2000 + floodsecs * 60 + nflood * 40))
 append="bqlkit.slow=$SLOW bqlkit.sockets=$SOCKETS bqlkit.payloads=$PAYLOADS bqlkit.secs=$SECS bqlkit.main_tx_usecs=${MAIN_TX_USECS/def/-}"
-[ "$PROFILE" = 0 ] || append+=" nokaslr"
+[ "$PROFILE" = 0 ] || append+=" nokaslr bqlkit.profile=1"
 # The kit's QEMU, with the insncount plugin.
 qdir=$("$BQLKIT_TOP/scripts/build-qemu.sh")
 [ -f "$qdir/plugins/libinsncount.so" ] || die "$qdir has no plugins/libinsncount.so (scripts/build-qemu.sh builds qemu/plugins/insncount.c)"

@@ -7,10 +7,13 @@ executed between two of its markers.
         one line per interval: LABEL, instructions per vCPU (kernel/user) and
         the total.  An interval is a pair of markers labelled L.begin and
         L.end (tests/vm/guest/lib.sh: vm_mark L.begin; ...; vm_mark L.end).
-    insncount.py profile PROF_FILE SEQ SYSTEM_MAP [MODULE_SYMS] [--top N]
-        the profile written at marker SEQ, summed per function: System.map
-        for the kernel (boot with nokaslr), MODULE_SYMS for modules (lines
-        "ADDR t NAME [module]" as /proc/kallsyms prints them).
+    insncount.py profile PROF_FILE SEQ SYMBOLS [MODULE_SYMS] [--top N]
+        the profile written at marker SEQ, summed per function.  SYMBOLS:
+        the console log of a bench boot with BENCH_PROFILE=1 (the guest
+        prints its kallsyms there: kernel and modules), or a System.map for
+        the kernel (boot with nokaslr; Debian's is a stub) and MODULE_SYMS
+        for modules (lines "ADDR t NAME [module]" as /proc/kallsyms prints
+        them).
 
 The interface, for other scenarios (the mana bench too):
   guest: lib.sh's vm_mark LABEL [mark|begin|end] prints
@@ -20,11 +23,14 @@ The interface, for other scenarios (the mana bench too):
 Markers pair with the plugin's lines by seq (both count from 1); a label
 whose seq the plugin did not report (no plugin, or a lost line) is left out.
 """
+import base64
 import bisect
+import gzip
 import re
 import sys
 
 MARK = re.compile(r"BQLKIT mark label=(\S+) seq=(\d+)")
+B64 = re.compile(r"^[A-Za-z0-9+/=]+$")
 PLUG = re.compile(r"^insncount mark seq=(\d+) cmd=(\d+) vcpu=(\d+)(?: switches=(\d+))?((?: [ku]\d+=\d+)+)")
 
 
@@ -91,6 +97,21 @@ def intervals(console_lines, plugin_lines):
     return out
 
 
+def console_kallsyms(lines):
+    """The kallsyms lines a bench guest printed (gzip + base64 between
+    "BQLKIT kallsyms begin" and "BQLKIT kallsyms end"), or None."""
+    out, on = [], None
+    for line in lines:
+        if "BQLKIT kallsyms begin" in line:
+            on = []
+        elif "BQLKIT kallsyms end" in line and on is not None:
+            out = gzip.decompress(base64.b64decode("".join(on))).decode(errors="replace")
+            return out.splitlines()
+        elif on is not None and B64.match(line.strip()):
+            on.append(line.strip())  # (a kernel message between is left out)
+    return None
+
+
 def read_symbols(system_map, module_syms=None):
     """Sorted (addr, name) of text symbols."""
     syms = []
@@ -98,7 +119,12 @@ def read_symbols(system_map, module_syms=None):
         if not path:
             continue
         with open(path, errors="replace") as f:
-            for line in f:
+            lines = f.readlines()
+            ks = console_kallsyms(lines)
+            if ks is None and any(l.startswith("BQLKIT ") for l in lines[:200]):
+                sys.exit(f"insncount: {path} is a console log without kallsyms "
+                         "(make bench BENCH_PROFILE=1 prints them)")
+            for line in (ks if ks is not None else lines):
                 w = line.split()
                 if len(w) >= 3 and w[1] in "tTwW":
                     name = w[2] + (" " + w[3] if len(w) > 3 else "")

@@ -35,8 +35,10 @@
 #   u|s|c: unslowed, slowed, cost (COUNT datagrams); TXUS - = the module's
 #   default) bqlkit.main_tx_usecs=T (recorded only) bqlkit.probe_ms=N
 #   each tsprobe flow's interval (20; 0 = no tsprobe) bqlkit.probe_flows=N
-#   tsprobe flows (4) bqlkit.profile=1 (cost floods
-#   start/write the plugin's profile)
+#   tsprobe flows (4) bqlkit.profile=1 (at the end, the kernel's and the
+#   modules' text symbols for the plugin's profiles, /proc/kallsyms lines
+#   of type t/T/w/W, gzip'ed and base64'ed between "BQLKIT kallsyms begin"
+#   and "BQLKIT kallsyms end": Debian ships no real System.map)
 #   bqlkit.slow=N (500) bqlkit.sockets=N (4) bqlkit.idle=N idle pings (100)
 #   bqlkit.watch_us=N BQL read interval (2000); without a plan:
 #   bqlkit.payloads=64,1472 bqlkit.secs=S (10) bqlkit.tx_usecs=N, i.e. every
@@ -398,5 +400,11 @@ for KIND in c t u s; do
 	done
 done
 
+if [ "$(knob profile 0)" = 1 ]; then
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	emit "kallsyms begin"
+	grep ' [tTwW] ' /proc/kallsyms | gzip -1 | base64
+	emit "kallsyms end"
+fi
 if dmesg_check; then result bench_dmesg_clean PASS "no WARNING/BUG/Oops"; else result bench_dmesg_clean FAIL "kernel complained"; fi
 result bench_done PASS "plan=$PLAN"
