@@ -233,8 +233,11 @@ check_veth() {
 [[ -z $foreign ]] || fetch_foreign busybox-static
 install_busybox
 if [[ -n $foreign ]]; then install_foreign_tools; else install_host_tools; fi
-# tsprobe and vmmark serve make bench (amd64 guests only).
-for tool in udpflood bqlwatch manactl tcpload ${foreign:-tsprobe vmmark}; do
+tools="udpflood bqlwatch manactl tcpload"
+# tsprobe and vmmark serve make bench, on amd64 guests only (vmmark's
+# marker is an x86-64 instruction).
+[[ -n $foreign ]] || tools+=" tsprobe vmmark"
+for tool in $tools; do
 	cp "$(build_tool "$tool")" "$root/usr/bin/$tool"
 done
 : >"$root/lib/modules/bqlkit/load.list"
