@@ -42,7 +42,6 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -n $kver && -n $initrd && -n $logf ]] || usage
 [[ -f $initrd ]] || die "no such initrd: $initrd"
-[[ -z $qemu_dir || -f $qemu_dir/firmware-args ]] || die "--qemu $qemu_dir: not a scripts/build-qemu.sh output directory"
 [[ -z $plugin || -n $qemu_dir ]] || die "--plugin needs --qemu (the system's QEMU has no TCG plugins)"
 [[ -z $plugin || -f $qemu_dir/plugins/lib${plugin%%,*}.so ]] || die "--plugin: no $qemu_dir/plugins/lib${plugin%%,*}.so"
 
@@ -73,7 +72,6 @@ if [[ -n $qemu_dir ]]; then
 	[[ -x $qemu_dir/$b && -f $qemu_dir/firmware-args ]] ||
 		die "--qemu $qemu_dir has no $b (scripts/build-qemu.sh, QEMU_TARGETS for other targets)"
 fi
-[[ -z $plugin || -n $qemu_dir ]] || die "--plugin needs --qemu DIR (the kit's QEMU has the plugins)"
 accel=tcg,thread=multi
 [[ -z $icount ]] || accel="tcg,thread=single -icount $icount"
 qemu_cmd() {
