@@ -14,7 +14,7 @@ KSRC ?=
 SRC ?= $(KSRC)
 DRIVERS ?= veth mana
 
-.PHONY: all help build modules import prepare-tree vm-kernel probe probe-report drift install uninstall \
+.PHONY: all help build modules import fit prepare-tree vm-kernel probe probe-report drift install uninstall \
 	dkms-source dkms-build dkms-clean deb check check-quick check-debug bench matrix export deps clean distclean
 
 all: build
@@ -69,6 +69,10 @@ help:
 	@echo '                      that base, compat folded in -> build/export/X.Y/<driver>/ (every driver'
 	@echo '                      with a non-empty series; From: the upstream author, Signed-off-by:'
 	@echo '                      SIGNOFF="Name <email>" or git config user.name/user.email)'
+	@echo '  make fit SRC=…      per driver and change: applied / adapted (3-way merge, which hunks) /'
+	@echo '                      already present (which rule) / does not fit (hunk, function, why), and a'
+	@echo '                      verdict per driver; KDIR=<prepared tree or headers> also builds it'
+	@echo '                      (SRC: a tarball, a tree, a git tree, or a tests/fixtures/kernels/ entry)'
 	@echo '  make build          build for KVER into build/KVER/ (headers must be installed)'
 	@echo '  make import SRC=…   import driver sources from a kernel source into build/bases/X.Y'
 	@echo '                      (KSRC= is the same; a tarball, an unpacked tree or a git tree)'
@@ -105,6 +109,10 @@ build modules:
 import:
 	@test -n "$(SRC)" || { echo 'bqlkit: error: give SRC=<linux-source tarball, tree or git tree>' >&2; exit 1; }
 	BQLKIT_DRIVERS="$(DRIVERS)" $(TOP)/scripts/import-source.sh $(SRC)
+
+fit:
+	@test -n "$(SRC)" || { echo 'bqlkit: error: give SRC=<kernel source, tree or git tree>' >&2; exit 1; }
+	BQLKIT_DRIVERS="$(DRIVERS) mvneta" $(TOP)/scripts/fit-source.sh $(SRC) $(KDIR)
 
 prepare-tree:
 	@test -n "$(TREE)" || { echo 'bqlkit: error: give TREE=<unpacked kernel tree>' >&2; exit 1; }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-// Static audit of the kit's mana BQL backport (tests/t80-mana.sh).  Run on
-// the patched mana sources as one group (spatch --dir), it prints one
-// "FACT <name> <detail>" line per finding; the test asserts on them:
+// Facts about mana's sources for rules/mana.rules (scripts/rules.sh) and the
+// audit of tests/t80-mana.sh.  Run on the mana sources as one group
+// (spatch --dir), it prints one "FACT <name> <detail>" line per finding:
 //   sent              every netdev_tx_sent_queue() call (function:line), or
 //                     "r = __netdev_tx_sent_queue(q, n, more)" (the kit's
 //                     opt-in TX doorbell batching: the same charge)

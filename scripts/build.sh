@@ -31,6 +31,30 @@ series=$(series_of "$kv")
 out=$BQLKIT_BUILD/$kver
 mkdir -p "$out"
 
+# stage_files FROM DEST: the driver's files (driver.conf FILES) from the
+# source FROM into the Kbuild directory DEST.
+stage_files() {
+	local m src dst opt got f
+	FILES=$(sed -n 's/^FILES="\(.*\)"/\1/p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
+	# FILES: "SRC:DEST" pairs; SRC may be a glob (DEST is then a directory,
+	# ending in /); a leading '?' lets SRC match nothing.
+	for m in $FILES; do
+		src=${m%%:*} dst=${m#*:} opt=
+		[ "${src#\?}" = "$src" ] || { opt=1; src=${src#\?}; }
+		mapfile -t got < <(cd "$1" && compgen -G "$src" || true)
+		if [ ${#got[@]} -eq 0 ]; then
+			[ -n "$opt" ] && continue
+			die "$drv: the patched Linux $bv source has no $src (drivers/$drv/driver.conf)"
+		fi
+		for f in "${got[@]}"; do
+			case $dst in
+			*/) mkdir -p "$2/$dst" && cp "$1/$f" "$2/$dst" ;;
+			*) mkdir -p "$2/$(dirname "$dst")" && cp "$1/$f" "$2/$dst" ;;
+			esac
+		done
+	done
+}
+
 for drv in $drivers; do
 	# A driver the kernel does not enable (mvneta on x86, mana on armhf) is
 	# not built for it.
@@ -40,23 +64,17 @@ for drv in $drivers; do
 		note "$drv: $sym is not enabled in $kver: not built"
 		continue
 	fi
-	pdir=$BQLKIT_TOP/patches/$drv/$series
-	if [ ! -f "$pdir/series" ]; then
-		echo "bqlkit: $drv: no series for Linux $series (kernel $kver); the kit carries: $(cd "$BQLKIT_TOP/patches/$drv" && echo */ | tr -d /)" >&2
+	[ -d "$BQLKIT_TOP/patches/$drv" ] || die "the kit has no driver $drv"
+	base=$(base_dir "$series")
+	if [ ! -f "$base/MANIFEST" ] && [ ! -f "$BQLKIT_TOP/patches/$drv/$series/series" ]; then
+		echo "bqlkit: $drv: no series for Linux $series (kernel $kver); the kit carries: $(cd "$BQLKIT_TOP/patches/$drv" && echo */ | tr -d /); to try them on this kernel, import its source (make import SRC=<its kernel source>)" >&2
 		exit 77
 	fi
-	base=$(base_dir "$series")
 	[ -f "$base/MANIFEST" ] ||
 		die "no imported Linux $series source for $drv: run $(if is_tree "$kdir"; then echo "'make import SRC=$(tree_src "$kdir")'"; else source_advice "$series"; fi)"
 	bv=$(manifest_get "$base" version)
 	[ "$(series_of "$bv")" = "$series" ] ||
 		die "base $base holds Linux $bv, not $series: re-import it (make import SRC=...)"
-	if [ -f "$pdir/base.conf" ]; then
-		min=$(sed -n 's/^MIN_VERSION=//p' "$pdir/base.conf")
-		if [ -n "$min" ] && ! version_ge "$bv" "$min"; then
-			die "$drv: the imported Linux $bv source is older than $min: $(sed -n 's/^MIN_REASON=//p' "$pdir/base.conf"); import linux-source-$series >= $min"
-		fi
-	fi
 	if [ "$bv" != "$kv" ]; then
 		# A tree is its own source: another sublevel's base is never right
 		# for it (a stable release changes the driver's context).
@@ -71,29 +89,62 @@ for drv in $drivers; do
 		bad=$(cd "$base" && grep '^[0-9a-f]\{64\}  ' MANIFEST | sha256sum -c - 2>/dev/null | grep -v ": OK$" | head -1 || true)
 		die "imported file changed since import in $base ($bad): re-import the source (make import SRC=...)"
 	fi
-
-	# Apply the series to a fresh copy of the base.
-	tree=$out/$drv-src
-	if ! qout=$(apply_series "$base" "$pdir" "$tree"); then
-		failed=$(sed -n 's/^Applying patch \(.*\)/\1/p' <<<"$qout" | tail -1)
-		echo "$qout" >"$out/$drv-quilt.log"
-		die "$drv: patch ${failed:-?} of series $series does not apply to the imported Linux $bv source (log: $out/$drv-quilt.log): $(if [ "$(manifest_get "$base" package)" = unknown ] && debian_suite "$series" >/dev/null; then
-			echo "import Debian's linux-source-$series, which the series is made for: $(source_advice "$series")"
-		else
-			echo "this source changed $drv where the kit's backport touches it (a vendor or later stable change), so the kit cannot build $drv for it as it is; send the log to the kit's maintainers"
-		fi)"
+	if ! grep -qw "$drv" <<<"$(manifest_get "$base" drivers)"; then
+		note "$drv is not in Linux $bv: not built"
+		continue
 	fi
-	# quilt runs with --fuzz=0: every hunk's context matched exactly, only
-	# its line numbers moved (code added or removed elsewhere in the file).
-	if grep -q 'offset' <<<"$qout"; then
-		note "$drv: series $series applies to Linux $bv at shifted line numbers ($(grep -c 'with offset' <<<"$qout") hunks; every hunk's context matched exactly, no fuzz): the result is the kit's backport; it is compiled and checked below as for any base"
+
+	# Fit the kit's changes to this source by content (scripts/fit.sh):
+	# the series is chosen by what fits, each change applied, adapted
+	# (3-way merge) or found already present, the result re-proved.
+	tree=$out/$drv-src
+	frc=0
+	rm -rf "$out/$drv-fit"
+	FIT_KEEP=$out/$drv-fit bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$base" "$tree" >"$out/$drv.fit.txt" 2>&1 || frc=$?
+	cat "$out/$drv.fit.txt" >&2
+	case $frc in
+	0) ;;
+	3)
+		# The series made for this release does not fit its source (a
+		# vendor's tree, an edited source): a failure naming the patch.
+		if [ -f "$out/$drv-fit/$series.fit" ]; then
+			failed=$(sed -n 's/^patch \([^ ]*\) nofit.*/\1/p' "$out/$drv-fit/$series.fit" | head -1)
+			grep '^patch [^ ]* nofit' "$out/$drv-fit/$series.fit" >"$out/$drv-quilt.log" || true
+			die "$drv: patch ${failed:-?}.patch of series $series does not apply to the imported Linux $bv source, and no other series of the kit fits it (above; log: $out/$drv-quilt.log): $(if [ "$(manifest_get "$base" package)" = unknown ] && debian_suite "$series" >/dev/null; then
+				echo "import Debian's linux-source-$series, which the series is made for: $(source_advice "$series")"
+			else
+				echo "this source changed $drv where the kit's backport touches it (a vendor or later stable change), so the kit cannot build $drv for it as it is; send the log to the kit's maintainers"
+			fi)"
+		fi
+		echo "bqlkit: $drv: no series for Linux $series (kernel $kver), and none of the kit's series fits the Linux $bv source (above); the kit carries: $(cd "$BQLKIT_TOP/patches/$drv" && echo */ | tr -d /)" >&2
+		exit 77
+		;;
+	*) die "$drv: the kit's changes do not fit the Linux $bv source (above; report: $tree.fit)" ;;
+	esac
+	pseries=$(sed -n 's/^series //p' "$tree.fit")
+	pdir=$BQLKIT_TOP/patches/$drv/$pseries
+	if [ -f "$pdir/base.conf" ] && [ "$(series_of "$bv")" = "$pseries" ]; then
+		min=$(sed -n 's/^MIN_VERSION=//p' "$pdir/base.conf")
+		if [ -n "$min" ] && ! version_ge "$bv" "$min"; then
+			die "$drv: the imported Linux $bv source is older than $min: $(sed -n 's/^MIN_REASON=//p' "$pdir/base.conf"); import linux-source-$series >= $min"
+		fi
+	fi
+	# An adapted result is also checked with sparse (below), against the
+	# unpatched source staged the same way.
+	adapted=
+	if grep -q '^verdict adapted' "$tree.fit"; then
+		adapted=1
+		rm -rf "$out/$drv-sparse-base"
+		mkdir -p "$out/$drv-sparse-base"
+		cp "$BQLKIT_TOP/drivers/$drv/Kbuild" "$BQLKIT_TOP/compat/bqlkit_info.c" "$out/$drv-sparse-base/"
+		stage_files "$base" "$out/$drv-sparse-base"
 	fi
 
 	# A driver may prove its base has what the kit would otherwise add.
 	audit=$(sed -n 's/^AUDIT=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
 	if [ -n "$audit" ] && ! aout=$(bash "$BQLKIT_TOP/$audit" "$tree" 2>&1); then
 		echo "$aout" >&2
-		die "$drv: the Linux $bv source lacks what $audit checks (above): this base needs a series in patches/$drv/$series/"
+		die "$drv: the Linux $bv source lacks what $audit checks (above): this base needs a series in patches/$drv/"
 	fi
 
 	# Compat probes, once per kernel.
@@ -107,29 +158,14 @@ for drv in $drivers; do
 	mkdir -p "$mdir"
 	cp "$BQLKIT_TOP/drivers/$drv/Kbuild" "$mdir/"
 	MODULES=$(sed -n 's/^MODULES="\(.*\)"/\1/p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
-	FILES=$(sed -n 's/^FILES="\(.*\)"/\1/p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
-	# FILES: "SRC:DEST" pairs; SRC may be a glob (DEST is then a directory,
-	# ending in /); a leading '?' lets SRC match nothing.
-	for m in $FILES; do
-		src=${m%%:*} dst=${m#*:} opt=
-		[ "${src#\?}" = "$src" ] || { opt=1; src=${src#\?}; }
-		mapfile -t got < <(cd "$tree" && compgen -G "$src" || true)
-		if [ ${#got[@]} -eq 0 ]; then
-			[ -n "$opt" ] && continue
-			die "$drv: the patched Linux $bv source has no $src (drivers/$drv/driver.conf)"
-		fi
-		for f in "${got[@]}"; do
-			case $dst in
-			*/) mkdir -p "$mdir/$dst" && cp "$tree/$f" "$mdir/$dst" ;;
-			*) mkdir -p "$mdir/$(dirname "$dst")" && cp "$tree/$f" "$mdir/$dst" ;;
-			esac
-		done
-	done
+	stage_files "$tree" "$mdir"
 	cp "$BQLKIT_TOP/compat/bqlkit_info.c" "$mdir/"
 	{
 		echo "#define BQLKIT_VERSION \"$(cat "$BQLKIT_TOP/VERSION")-bqlkit\""
-		echo "#define BQLKIT_BUILD_INFO \"base=$bv series=$series patches=$(grep -vc '^#' "$pdir/series")${BQLKIT_FAULT_INJECTION:+ fault_injection=1}\""
+		echo "#define BQLKIT_BUILD_INFO \"base=$bv series=$pseries patches=$(grep -vc '^#' "$pdir/series") fit=$(bash "$BQLKIT_TOP/scripts/fit-report.sh" --short "$tree.fit")${BQLKIT_FAULT_INJECTION:+ fault_injection=1}\""
+		echo "#define BQLKIT_FIT \"$(bash "$BQLKIT_TOP/scripts/fit-report.sh" --modinfo "$tree.fit")\""
 	} >"$mdir/bqlkit_info.h"
+	[ -z "$adapted" ] || cp "$mdir/bqlkit_info.h" "$out/$drv-sparse-base/"
 	# A source tree made ready by scripts/prepare-tree.sh has no full
 	# Module.symvers: modpost can only warn about core kernel symbols.
 	modpost_warn=
@@ -148,6 +184,15 @@ for drv in $drivers; do
 	if ! bash "$BQLKIT_TOP/scripts/check-abi.sh" "$kver" "$drv"; then
 		die "$drv: the module built for $kver breaks the in-tree ABI (see above); not installing it"
 	fi
+	# An adapted result must add no sparse warning to the unpatched source.
+	if [ -n "$adapted" ]; then
+		if ! sout=$(bash "$BQLKIT_TOP/scripts/check-sparse.sh" "$kdir" "$mdir" "$out/$drv-sparse-base" "$out/compat" \
+			${ARCH:+ARCH=$ARCH} ${CROSS_COMPILE:+CROSS_COMPILE=$CROSS_COMPILE} 2>&1); then
+			echo "$sout" >&2
+			die "$drv: the adapted result adds sparse warnings (above): refused"
+		fi
+		note "$drv: adapted result: $sout"
+	fi
 	for m in $MODULES; do
 		cp "$mdir/$m.ko" "$out/$m.ko"
 	done
@@ -157,8 +202,9 @@ for drv in $drivers; do
 		echo "kernel_version=$kv"
 		echo "base_version=$bv"
 		echo "base_package=$(manifest_get "$base" package)"
-		echo "series=$series"
+		echo "series=$pseries"
 		echo "patches=$(grep -v '^#' "$pdir/series" | tr '\n' ' ')"
+		echo "fit=$(bash "$BQLKIT_TOP/scripts/fit-report.sh" --modinfo "$tree.fit")"
 		echo "modules=$MODULES"
 	} >"$out/$drv.build-info"
 	if grep -q 'warning:' "$out/$drv-build.log"; then

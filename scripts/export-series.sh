@@ -3,7 +3,12 @@
 # that `git am` applies, in order, to a kernel tree of that base, with the
 # compat layer folded in so the result needs nothing from the kit.
 #
-#   export-series.sh SERIES [DRIVER...]
+#   export-series.sh SERIES [DRIVER...]     (default: every driver with changes)
+#
+# SERIES names the imported base (build/bases/SERIES) the patches are for;
+# the kit's changes are fitted to it by scripts/fit.sh, whose summary is
+# printed: the series it chooses, changes adapted to the base exported as
+# they got in, changes already in the base left out.
 #
 # Default: every driver whose SERIES series is not empty and whose sources
 # are in the imported base; the others are named with the reason.
@@ -96,8 +101,15 @@ fi
 out=$BQLKIT_BUILD/export/$series
 for drv in $drivers; do
 	rm -rf "${out:?}/$drv"
-	pdir=$BQLKIT_TOP/patches/$drv/$series
-	[ -f "$pdir/series" ] || die "$drv has no series $series"
+	# The changes as they fit this base (scripts/fit.sh: the same choice of
+	# series, adaptation and summary as make build).
+	fitd=$BQLKIT_BUILD/export/.fit-$series/$drv
+	mkdir -p "$(dirname "$fitd")"
+	frc=0
+	bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$(base_dir "$series")" "$fitd" >&2 || frc=$?
+	[ "$frc" -eq 0 ] || die "$drv: the kit's changes do not fit the imported Linux $series source (above): nothing exported"
+	pseries=$(sed -n 's/^series //p' "$fitd.fit")
+	pdir=$BQLKIT_TOP/patches/$drv/$pseries
 	# The file that includes the folded compat header: MAIN= in driver.conf,
 	# else the first FILES entry.
 	main=$(sed -n 's/^MAIN=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
@@ -166,6 +178,8 @@ for drv in $drivers; do
 	# 2..: the series, DEP-3 header as the commit message.
 	while read -r p; do
 		case $p in *bqlkit-*test-hook*) continue ;; esac
+		# A change already in the base is not exported (fit says so above).
+		[ -s "$fitd.changes/$p" ] || continue
 		n=$((n + 1))
 		subj=$(sed -n 's/^Description: //p' "$pdir/$p" | head -1)
 		# The upstream author and commit or posting (patches/upstream.conf).
@@ -174,7 +188,7 @@ for drv in $drivers; do
 		else
 			IFS='|' read -r _ author up < <(awk -F' *[|] *' -v s="$subj" '$1 == s { print $1 "|" $2 "|" $3; exit }' \
 				"$BQLKIT_TOP/patches/upstream.conf")
-			[ -n "$author" ] || die "patches/$drv/$series/$p backports '$subj' but patches/upstream.conf names no upstream author for it: add its line"
+			[ -n "$author" ] || die "patches/$drv/$pseries/$p backports '$subj' but patches/upstream.conf names no upstream author for it: add its line"
 		fi
 		{
 			case $up in
@@ -186,7 +200,10 @@ for drv in $drivers; do
 			awk '/^Description: /{on=1; next} /^[A-Z][A-Za-z-]*: /{on=0} /^---$/{exit} on && /^ /{sub(/^ /,""); if ($0==".") $0=""; print; next}' \
 				"$pdir/$p"
 		} >"$tmpd/body"
-		sed -n '/^--- a\//,$p' "$pdir/$p" | sed '1i diff --git a/'"$(sed -n 's/^--- a\///p' "$pdir/$p" | head -1)"' b/'"$(sed -n 's/^--- a\///p' "$pdir/$p" | head -1)" >"$tmpd/diff"
+		# The change as it got into this base (adapted hunks included),
+		# each file's diff preceded by its git header.
+		awk '/^--- a\// { f = substr($2, 3); print "diff --git a/" f " b/" f } { print }' \
+			"$fitd.changes/$p" >"$tmpd/diff"
 		mail $n "$subj" "$tmpd/body" "$tmpd/diff" "$author"
 	done < <(grep -v '^#' "$pdir/series")
 	rm -rf "$tmpd"

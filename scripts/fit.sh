@@ -1,0 +1,327 @@
+#!/bin/bash
+# Fit one driver's changes to a kernel source, by content.
+#
+#   fit.sh DRIVER SRC OUT
+#
+# SRC: the driver's files at their kernel paths (an imported base, a corpus
+# fixture, a kernel tree).  OUT: created with SRC's files changed;
+# OUT.changes/<patch> holds each change's diff as it got in (make export);
+# OUT.fit records the outcome (one "patch NAME OUTCOME DETAIL" line per change, the
+# "series" chosen, the "verdict"); the same summary goes to stdout.
+#
+# Every series of the driver (patches/DRIVER/*/) is a candidate.  For each
+# change, in order:
+#   - already present: every rule the change establishes (patches/DRIVER/
+#     claims, rules/DRIVER.rules) holds on SRC: skipped;
+#   - half-present: some hold, some not: an error naming what is missing;
+#   - applied: the patch applies with fuzz 0 (as quilt does);
+#   - adapted: a 3-way merge (diff3 -m) of the series' reference files
+#     before and after the change into SRC's file succeeds without
+#     conflict (the hunks whose context moved are named);
+#   - does not fit: the hunk, its function and why.
+# The candidate with the fewest changes that do not fit, then the fewest
+# adapted, then the nearest release is chosen, and its result must then
+# satisfy every rule of the changes it carries and the driver's required
+# BQL invariants (else it is refused).
+# Environment: FIT_SERIES=<X.Y> (only that candidate), FIT_MECHS (default
+# "exact merge3"; "exact" alone = the old fuzz-0 quilt behaviour; measured
+# alternatives, in the order given: gitmerge (git merge-file), fuzz (patch
+# -F2), wiggle; see docs/fit.md for the measurements that chose merge3).
+# Exit: 0 fits, 3 does not fit (nothing fits), 1 error (half-present, a
+# result whose rules do not hold).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/rules.sh"
+
+[ $# -eq 3 ] || die "usage: fit.sh DRIVER SRC OUT"
+drv=$1 src=$(readlink -f "$2") out=$3
+mechs=${FIT_MECHS:-exact merge3}
+pd=$BQLKIT_TOP/patches/$drv
+[ -d "$pd" ] || die "the kit has no driver '$drv'"
+kv=$(kernel_version "$src") || die "$src has no kernel Makefile (VERSION/PATCHLEVEL/SUBLEVEL)"
+work=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-fit.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# ref_of SERIES: the directory holding the files the series was written
+# against: base.conf REFERENCE=<id> of the fit corpus (tests/fixtures/
+# kernels/, shipped in the DKMS tree).  Only those, so that a verdict does
+# not depend on which sources a machine happens to have imported.
+ref_of() {
+	local r
+	r=$(sed -n 's/^REFERENCE=//p' "$pd/$1/base.conf" 2>/dev/null)
+	[ -z "$r" ] || [ ! -d "$BQLKIT_TOP/tests/fixtures/kernels/$r" ] || echo "$BQLKIT_TOP/tests/fixtures/kernels/$r"
+}
+ref_name() {
+	sed -n 's/^REFERENCE=//p' "$pd/$1/base.conf" 2>/dev/null
+}
+
+# hunks PATCH: "FILE N FUNCTION" for every hunk (N counts per file, as patch(1) does).
+hunks() {
+	awk '/^\+\+\+ b\// { f = substr($2, 3); n = 0; next }
+		/^@@ / { n++; fn = $0; sub(/^@@[^@]*@@ ?/, "", fn); sub(/\(.*/, "", fn)
+			k = split(fn, w, /[^A-Za-z0-9_]+/); fn = w[k]; if (fn == "") { fn = f; sub(/.*\//, "", fn) } print f, n, fn }' "$1"
+}
+files_of() {
+	sed -n 's/^+++ b\///p' "$1"
+}
+
+# facts of the source as imported: "already present" is decided on them.
+rules_facts "$drv" "$src" "$work/facts0" || die "$drv: cannot read what $src establishes (spatch)"
+holds() { rules_eval "$drv" "$1" "$2" >/dev/null 2>&1; }
+
+# record_change DIR PATCH SERIES: DIR.changes/PATCH, the change's diff as it
+# got into DIR (from $work/pre), in quilt's format.
+record_change() {
+	local f
+	for f in $(files_of "$pd/$3/$2"); do
+		[ -f "$work/pre/$f" ] || : >"$work/pre.empty"
+		diff -u -p --label "a/$f" --label "b/$f" "$( [ -f "$work/pre/$f" ] && echo "$work/pre/$f" || echo "$work/pre.empty")" "$1/$f" || true
+	done >"$1.changes/$2"
+}
+
+# take_merged DIR PATCH: the merged files of PATCH ($work/merged.*) into DIR.
+take_merged() {
+	local f
+	for f in $(files_of "$2"); do
+		cp "$work/merged.$(echo "$f" | tr / _)" "$1/$f"
+	done
+}
+
+# try SERIES DIR: apply the candidate to a copy of SRC in DIR; outcomes in DIR.fit.
+try() {
+	local s=$1 dir=$2 ref p name claims held missing r f failed detail fn why cf how m
+	rm -rf "$dir" "$dir.ref"
+	mkdir -p "$dir"
+	cp -a "$src/." "$dir/"
+	ref=$(ref_of "$s")
+	if [ -n "$ref" ]; then
+		mkdir -p "$dir.ref"
+		cp -a "$ref/." "$dir.ref/"
+	fi
+	: >"$dir.fit"
+	echo "series $s" >>"$dir.fit"
+	rm -rf "$dir.changes"
+	mkdir -p "$dir.changes"
+	while read -r p; do
+		name=${p%.patch}
+		# What the change does to this source, as it got in (for make
+		# export): the files before it.
+		rm -rf "$work/pre"
+		mkdir -p "$work/pre"
+		for f in $(files_of "$pd/$s/$p"); do
+			[ ! -f "$dir/$f" ] || { mkdir -p "$work/pre/$(dirname "$f")"; cp "$dir/$f" "$work/pre/$f"; }
+		done
+		mapfile -t claims < <(claims_of "$drv" "$p")
+		held=() missing=()
+		for r in "${claims[@]}"; do
+			if holds "$work/facts0" "$r"; then held+=("$r"); else missing+=("$r"); fi
+		done
+		# The reference moves on with every change (it is what the next
+		# change was written against).
+		if [ -n "$ref" ] && ! patch -d "$dir.ref" -p1 -s -F0 -N <"$pd/$s/$p" >/dev/null 2>&1; then
+			ref=
+			rm -rf "$dir.ref" "$dir.ref.prev"
+		fi
+		if [ ${#claims[@]} -gt 0 ] && [ ${#missing[@]} -eq 0 ]; then
+			echo "patch $name present ${claims[*]}" >>"$dir.fit"
+			continue
+		fi
+		if [ ${#held[@]} -gt 0 ]; then
+			echo "patch $name half-present holds: ${held[*]}; missing: ${missing[*]}" >>"$dir.fit"
+			continue
+		fi
+		if [[ " $mechs " == *" exact "* ]] &&
+			patch -d "$dir" -p1 -s -F0 -N --dry-run <"$pd/$s/$p" >/dev/null 2>&1; then
+			patch -d "$dir" -p1 -s -F0 -N <"$pd/$s/$p" >/dev/null
+			echo "patch $name applied" >>"$dir.fit"
+			record_change "$dir" "$p" "$s"
+			continue
+		fi
+		# Which hunks do not apply as they are.
+		detail=$(patch -d "$dir" -p1 -F0 -N --dry-run <"$pd/$s/$p" 2>&1) || true
+		failed=$(awk '/^checking file / { f = $3 } /^Hunk #[0-9]+ FAILED/ { sub(/#/, "", $2); print f, $2 }
+			/No file to patch|can.t find file/ { print "MISSING" }' <<<"$detail")
+		why=
+		how=
+		for m in $mechs; do
+			case $m in
+			merge3 | gitmerge)
+				if [ -z "$ref" ]; then
+					why="${why:+$why; }no reference files for series $s, so no 3-way merge"
+					continue
+				fi
+				# The reference before this change: undo it on a copy.
+				rm -rf "$dir.ref.prev"
+				cp -a "$dir.ref" "$dir.ref.prev"
+				patch -d "$dir.ref.prev" -p1 -s -R -F0 <"$pd/$s/$p" >/dev/null
+				cf=
+				for f in $(files_of "$pd/$s/$p"); do
+					if [ ! -f "$dir/$f" ]; then cf="$f (not in this source)"; break; fi
+					if [ "$m" = merge3 ]; then
+						diff3 -m "$dir/$f" "$dir.ref.prev/$f" "$dir.ref/$f" >"$work/merged" 2>/dev/null || cf=$f
+					else
+						git merge-file -p "$dir/$f" "$dir.ref.prev/$f" "$dir.ref/$f" >"$work/merged" 2>/dev/null || cf=$f
+					fi
+					if [ -n "$cf" ]; then
+						cf="$f:$(grep -n '^<<<<<<<' "$work/merged" | head -1 | cut -d: -f1)"
+						break
+					fi
+					cp "$work/merged" "$work/merged.$(echo "$f" | tr / _)"
+				done
+				if [ -z "$cf" ]; then
+					take_merged "$dir" "$pd/$s/$p"
+					how=$m
+					break
+				fi
+				why="${why:+$why; }3-way merge conflict at $cf"
+				;;
+			fuzz)
+				# patch(1)'s default fuzz (2 context lines may differ):
+				# measured, not used by default (it can apply in the wrong place).
+				if patch -d "$dir" -p1 -s -F2 -N --dry-run <"$pd/$s/$p" >/dev/null 2>&1; then
+					patch -d "$dir" -p1 -s -F2 -N <"$pd/$s/$p" >/dev/null
+					how=fuzz
+					break
+				fi
+				why="${why:+$why; }fuzz 2 does not apply it"
+				;;
+			wiggle)
+				# wiggle (word-wise merge of the hunks into the file), per file.
+				cf=
+				for f in $(files_of "$pd/$s/$p"); do
+					[ -f "$dir/$f" ] || { cf=$f; break; }
+					awk -v f="$f" '/^--- / { on = 0 } /^--- a\// { on = (substr($2, 3) == f) } on' "$pd/$s/$p" >"$work/one.patch"
+					cp "$dir/$f" "$work/wig.c"
+					wiggle -r "$work/wig.c" "$work/one.patch" >/dev/null 2>&1 || { cf=$f; break; }
+					cp "$work/wig.c" "$work/merged.$(echo "$f" | tr / _)"
+				done
+				if [ -z "$cf" ]; then
+					take_merged "$dir" "$pd/$s/$p"
+					how=wiggle
+					break
+				fi
+				why="${why:+$why; }wiggle conflict in $cf"
+				;;
+			esac
+		done
+		if [ -n "$how" ]; then
+			echo "patch $name adapted $how $(while read -r f n; do
+				[ "$f" = MISSING ] && continue
+				fn=$(hunks "$pd/$s/$p" | awk -v f="$f" -v n="$n" '$1 == f && $2 == n { print $3 }')
+				printf 'hunk %s (%s) ' "$n" "$fn"
+			done <<<"$failed")" >>"$dir.fit"
+			record_change "$dir" "$p" "$s"
+			continue
+		fi
+		[ -n "$why" ] || why="no adapting mechanism (FIT_MECHS=$mechs)"
+		echo "patch $name nofit $(while read -r f n; do
+			if [ "$f" = MISSING ]; then printf 'a file it changes is not in this source; '; continue; fi
+			fn=$(hunks "$pd/$s/$p" | awk -v f="$f" -v n="$n" '$1 == f && $2 == n { print $3 }')
+			printf 'hunk %s (%s) does not apply; ' "$n" "$fn"
+		done <<<"$failed")$why" >>"$dir.fit"
+		# Later changes of this candidate build on this one: stop here.
+		break
+	done < <(grep -v '^#' "$pd/$s/series" | grep .)
+}
+
+# series_distance S: how far release S is from the kernel's (for ties).
+distance() {
+	awk -v a="$(series_of "$kv")" -v b="$1" 'BEGIN { split(a, x, "."); split(b, y, ".");
+		d = (x[1] * 100 + x[2]) - (y[1] * 100 + y[2]); if (d < 0) d = -d * 1.01; print d }'
+}
+
+cands=()
+if [ -n "${FIT_SERIES:-}" ]; then
+	[ -f "$pd/$FIT_SERIES/series" ] || die "$drv has no series $FIT_SERIES"
+	cands=("$FIT_SERIES")
+else
+	for s in "$pd"/*/series; do cands+=("$(basename "$(dirname "$s")")"); done
+fi
+ranked=()
+for s in "${cands[@]}"; do
+	grep -qv '^#' "$pd/$s/series" 2>/dev/null || { ranked+=("0 0 0 $(distance "$s") $s"); mkdir -p "$work/c-$s" "$work/c-$s.changes"; cp -a "$src/." "$work/c-$s/"; echo "series $s" >"$work/c-$s.fit"; continue; }
+	try "$s" "$work/c-$s"
+	nofit=$(grep -c '^patch [^ ]* \(nofit\|half-present\)' "$work/c-$s.fit" || true)
+	total=$(grep -vc '^#' "$pd/$s/series" || true)
+	done_=$(grep -c '^patch ' "$work/c-$s.fit" || true)
+	nofit=$((nofit + total - done_))
+	adapted=$(grep -c '^patch [^ ]* adapted' "$work/c-$s.fit" || true)
+	present=$(grep -c '^patch [^ ]* present' "$work/c-$s.fit" || true)
+	# Candidates that do not fit: the one that got furthest is the closest.
+	[ "$nofit" -eq 0 ] || { adapted=0 present=0; }
+	ranked+=("$nofit $adapted $present $(distance "$s") $s")
+done
+mapfile -t ranked < <(printf '%s\n' "${ranked[@]}" | awk '{ print ($1 > 0), $0 }' | sort -k1,1n -k3,3n -k5,5g | cut -d' ' -f2-)
+
+# Verify candidates in rank order; the first whose result holds wins.
+chosen=
+refused=()
+for line in "${ranked[@]}"; do
+	read -r nofit _ _ _ s <<<"$line"
+	[ "$nofit" -eq 0 ] || break
+	rules_facts "$drv" "$work/c-$s" "$work/facts-$s" || die "$drv: spatch failed on the result"
+	bad=()
+	while read -r _ name _; do
+		for r in $(claims_of "$drv" "$name.patch"); do
+			holds "$work/facts-$s" "$r" || bad+=("$name: $r")
+		done
+	done < <(grep '^patch ' "$work/c-$s.fit")
+	for r in $(rules_required "$drv"); do
+		holds "$work/facts-$s" "$r" || bad+=("required: $r")
+	done
+	if [ ${#bad[@]} -eq 0 ]; then
+		chosen=$s
+		break
+	fi
+	refused+=("series $s: the result does not hold ${bad[*]}")
+done
+
+rm -rf "$out" "$out.fit" "$out.changes"
+mkdir -p "$(dirname "$out")"
+{
+	printf 'kernel %s\nsource %s\ndriver %s\n' "$kv" "$src" "$drv"
+	printf 'candidates %s\n' "$(printf '%s; ' "${ranked[@]}" | sed 's/; $//')"
+} >"$out.fit"
+if [ -n "$chosen" ]; then
+	cp -a "$work/c-$chosen" "$out"
+	rm -rf "$out.changes"
+	cp -a "$work/c-$chosen.changes" "$out.changes"
+	cat "$work/c-$chosen.fit" >>"$out.fit"
+	ref=$(ref_of "$chosen")
+	[ -z "$ref" ] || echo "reference $(ref_name "$chosen")" >>"$out.fit"
+	if grep -q '^patch [^ ]* adapted' "$out.fit"; then v=adapted; else v=fits; fi
+	echo "verdict $v" >>"$out.fit"
+else
+	# Report the best candidate's outcomes; a change found half present
+	# by any candidate is what the user must hear about.
+	best=${ranked[0]##* }
+	for line in "${ranked[@]}"; do
+		if grep -q '^patch [^ ]* half-present' "$work/c-${line##* }.fit" 2>/dev/null; then
+			best=${line##* }
+			break
+		fi
+	done
+	[ -z "$best" ] || cat "$work/c-$best.fit" >>"$out.fit"
+	if grep -q '^patch [^ ]* half-present' "$out.fit"; then
+		echo "verdict half-present" >>"$out.fit"
+	elif [ ${#refused[@]} -gt 0 ]; then
+		echo "verdict refused ${refused[0]}" >>"$out.fit"
+	else
+		echo "verdict nofit" >>"$out.fit"
+	fi
+fi
+for r in "${refused[@]}"; do echo "refused $r" >>"$out.fit"; done
+# FIT_KEEP=DIR: keep every candidate's outcomes (scripts/measure-fit.sh).
+if [ -n "${FIT_KEEP:-}" ]; then
+	mkdir -p "$FIT_KEEP"
+	for s in "${cands[@]}"; do
+		[ ! -f "$work/c-$s.fit" ] || cp "$work/c-$s.fit" "$FIT_KEEP/$s.fit"
+		[ ! -d "$work/c-$s" ] || { rm -rf "${FIT_KEEP:?}/$s"; cp -a "$work/c-$s" "$FIT_KEEP/$s"; }
+	done
+fi
+bash "$BQLKIT_TOP/scripts/fit-report.sh" "$out.fit"
+case $(sed -n 's/^verdict \([^ ]*\).*/\1/p' "$out.fit") in
+fits | adapted) exit 0 ;;
+half-present | refused) exit 1 ;;
+*) exit 3 ;;
+esac

@@ -1,0 +1,166 @@
+#!/bin/bash
+# Fit by content (scripts/fit.sh, make fit) on the corpus of real kernels'
+# driver files (tests/fixtures/kernels, MANIFEST):
+#  - the corpus is what its MANIFEST says (sha256 of every file);
+#  - each outcome on a fixture: applied, adapted (3-way merge), already
+#    present (a source that has a change: skipped, named by its rule),
+#    does not fit (hunk and function named), half-present (an error naming
+#    the missing rule);
+#  - the rules (rules/*.cocci, *.rules) catch mutations of a patched veth
+#    and mana (the veth audit; the mana one is also run by t80);
+#  - every patch of every series states what it establishes;
+#  - make fit over the whole corpus gives the verdicts of
+#    tests/expected/fit-corpus.txt;
+#  - an adapted result builds against a prepared tree of its release where
+#    one is under $BQLKIT_CACHE/trees (not in CI) and passes sparse/ABI.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$BQLKIT_TOP/scripts/rules.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+corpus=$BQLKIT_TOP/tests/fixtures/kernels
+command -v spatch >/dev/null || { skip fit "coccinelle not installed (apt-get install coccinelle)"; exit 0; }
+
+check corpus-manifest bash -c "cd '$corpus' && awk -F'\t' '{ print \$3 \"  \" \$1 \"/\" \$2 }' MANIFEST | sha256sum --quiet -c -"
+check corpus-manifest-complete test "$(cd "$corpus" && find . -type f ! -name MANIFEST | wc -l)" -eq "$(wc -l <"$corpus/MANIFEST")"
+
+# Every patch states what it establishes, and its rules exist.
+for p in "$BQLKIT_TOP"/patches/*/*/*.patch; do
+	drv=$(basename "$(dirname "$(dirname "$p")")")
+	n=${p#"$BQLKIT_TOP"/patches/}
+	mapfile -t rs < <(claims_of "$drv" "$p")
+	if [ ${#rs[@]} -eq 0 ]; then
+		fail "claims-$n" "patches/$drv/claims has no line for $(basename "$p" .patch | sed 's/^[0-9]*-//')"
+		continue
+	fi
+	ok=1
+	for r in "${rs[@]}"; do
+		[ -n "$(rules_statement "$drv" "$r" | grep -v '^?$')" ] || { ok=; fail "claims-$n" "rule $r is not in rules/$drv.rules"; }
+	done
+	[ -z "$ok" ] || pass "claims-$n"
+done
+
+# fitv NAME DRIVER SRC EXPECTED-VERDICT [ENV...]: the verdict, and sets $fitout.
+fitv() {
+	local name=$1 drv=$2 src=$3 want=$4 rc=0
+	shift 4
+	fitout=$(env "$@" bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$src" "$tmp/o-$name" 2>&1) || rc=$?
+	local v
+	v=$(sed -n 's/^verdict \([^ ]*\).*/\1/p' "$tmp/o-$name.fit" 2>/dev/null)
+	if [ "$v" = "$want" ]; then pass "fit-$name"; else fail "fit-$name" "verdict '$v' (exit $rc), expected '$want': $(tail -1 <<<"$fitout")"; fi
+}
+
+# applied: a kit base, every change exactly.
+fitv applied veth "$corpus/debian-6.12.117" fits
+has fit-applied-series "reference series 6.12" "$fitout"
+check fit-applied-all bash -c "[ \$(grep -c '^patch [^ ]* applied$' '$tmp/o-applied.fit') -eq $(grep -vc '^#' "$BQLKIT_TOP/patches/veth/6.12/series") ]"
+
+# adapted: 7.0's mana takes the 6.18 series by a 3-way merge (mana.h moved).
+fitv adapted mana "$corpus/upstream-7.0.0" adapted
+has fit-adapted-says-how "adapted: 3-way merge with the reference files (hunk 1 (mana.h))" "$fitout"
+has fit-adapted-series "reference series 6.18" "$fitout"
+check fit-adapted-rules-hold grep -q '^verdict adapted' "$tmp/o-adapted.fit"
+# Without the 3-way merge (the old fuzz-0 behaviour) it does not fit.
+fitv adapted-needs-merge mana "$corpus/upstream-7.0.0" nofit FIT_MECHS=exact FIT_SERIES=6.18
+
+# already present: Debian 6.1 with the kit's backpressure already in it
+# (as a vendor that took the upstream change would have): 0001 skipped.
+mkdir -p "$tmp/bp61"
+cp -a "$corpus/debian-6.1.192/." "$tmp/bp61/"
+patch -d "$tmp/bp61" -p1 -s -F0 <"$BQLKIT_TOP/patches/veth/6.1/0001-veth-apply-qdisc-backpressure-on-full-ptr_ring.patch"
+fitv present veth "$tmp/bp61" fits FIT_SERIES=6.1
+has fit-present-names-rule "0001-veth-apply-qdisc-backpressure-on-full-ptr_ring .*already present: backpressure (" "$fitout"
+has fit-present-then-applied "0002-veth-implement-byte-queue-limits .*applied" "$fitout"
+# A real one: 6.8 has mana's RX doorbell batching (5.15's 0001, 0002) ...
+fitv present-real mana "$corpus/upstream-6.8.0" refused FIT_SERIES=5.15
+has fit-present-real-rule "0001-net-mana-Batch-ringing-RX-queue-doorbell-on-receiving-packets .*already present: rx-doorbell-once-per-poll" "$fitout"
+# ... and 5.15's BQL patch applies there but does not keep XDP uncharged: refused.
+has fit-refused-names-rule "refused: series 5.15: the result does not hold .*xdp-not-charged" "$fitout"
+
+# does not fit: 6.17's mana (the hunk and function are named).
+fitv nofit mana "$corpus/upstream-6.17.0" nofit
+has fit-nofit-names-hunk "does not fit: .*hunk [0-9]* (mana_destroy_txq) does not apply" "$fitout"
+has fit-nofit-says-why "3-way merge conflict at drivers/net/ethernet/microsoft/mana/mana_en.c:[0-9]" "$fitout"
+
+# half-present: 6.17.0 has veth's backpressure (dc82a33297fc) without the
+# fix that wakes the txq in veth_poll (5442a9da6978).
+fitv half-present veth "$corpus/upstream-6.17.0" half-present
+has fit-half-present-names-missing "missing: backpressure-poll-wake (\"the peer's txq is woken in veth_poll()" "$fitout"
+
+# The rules catch mutations of a patched source (the veth audit).
+mkdir -p "$tmp/v618"
+cp -a "$corpus/stable-6.18.35/." "$tmp/v618/"
+for p in $(grep -v '^#' "$BQLKIT_TOP/patches/veth/6.18/series"); do
+	patch -d "$tmp/v618" -p1 -s -F0 <"$BQLKIT_TOP/patches/veth/6.18/$p"
+done
+rules_facts veth "$tmp/v618" "$tmp/facts"
+for r in $(rules_all veth); do
+	check "rules-veth-patched-$r" rules_eval veth "$tmp/facts" "$r"
+done
+# mutate NAME RULE SED-SCRIPT: the rule must fail on the mutated veth.c.
+mutate() {
+	rm -rf "$tmp/mut"
+	cp -a "$tmp/v618" "$tmp/mut"
+	sed -i "$3" "$tmp/mut/drivers/net/veth.c"
+	if cmp -s "$tmp/v618/drivers/net/veth.c" "$tmp/mut/drivers/net/veth.c"; then
+		fail "rules-veth-catch-$1" "the mutation did not change veth.c"
+	else
+		rules_facts veth "$tmp/mut" "$tmp/mfacts"
+		if rules_eval veth "$tmp/mfacts" "$2"; then fail "rules-veth-catch-$1" "$2 still holds"; else pass "rules-veth-catch-$1"; fi
+	fi
+}
+mutate charge-after-produce bql-charge '/^\tif (do_bql)$/,/netdev_tx_sent_queue(txq, VETH_BQL_UNIT);/d; s/^\t__ptr_ring_produce(ring, veth_skb_to_ptr(skb, do_bql));/&\n\tif (do_bql)\n\t\tnetdev_tx_sent_queue(txq, VETH_BQL_UNIT);/'
+mutate charge-outside-lock bql-charge 's/^\tspin_lock(&ring->producer_lock);$/\tspin_lock(\&ring->producer_lock);\n\tspin_unlock(\&ring->producer_lock);/'
+mutate no-teardown-completion bql-teardown '/^static void veth_napi_del_range/,/^}/{/netdev_tx_completed_queue(/,/);/d}'
+mutate no-poll-wake backpressure-poll-wake '/^static int veth_poll(/,/^}/{/netif_tx_wake_queue(peer_txq);/d}'
+mutate xdp-charged xdp-not-charged '/^static int veth_xdp_xmit(/,/^}/s/^\trcu_read_lock();$/\trcu_read_lock();\n\tveth_bad(NULL);/; s/^static int veth_xdp_xmit(struct net_device \*dev, int n,$/static void veth_bad(struct netdev_queue *q)\n{\n\tnetdev_tx_sent_queue(q, 1);\n}\n\n&/'
+mutate no-watchdog tx-watchdog '/dev->watchdog_timeo = /d'
+
+# make fit over the whole corpus: each verdict as expected (two at a time).
+cell() { # ID DRIVER -> "ID DRIVER VERDICT SERIES"
+	bash "$BQLKIT_TOP/scripts/fit.sh" "$2" "$corpus/$1" "$tmp/c-$1-$2" >/dev/null 2>&1 || true
+	echo "$1 $2 $(sed -n 's/^verdict \([^ ]*\).*/\1/p' "$tmp/c-$1-$2.fit" 2>/dev/null) $(sed -n 's/^series //p' "$tmp/c-$1-$2.fit" 2>/dev/null)"
+}
+export -f cell
+export corpus tmp BQLKIT_TOP
+grep -v '^#' "$BQLKIT_TOP/tests/expected/fit-corpus.txt" | awk '{ print $1, $2 }' |
+	xargs -P 2 -n 2 bash -c 'cell "$0" "$1"' >"$tmp/corpus.got"
+while read -r id drv want series; do
+	case $id in '#'* | '') continue ;; esac
+	got=$(awk -v i="$id" -v d="$drv" '$1 == i && $2 == d { print $3, $4 }' "$tmp/corpus.got")
+	if [ "$got" = "$want $series" ]; then
+		pass "corpus-$id-$drv"
+	else
+		fail "corpus-$id-$drv" "got '$got', expected '$want $series'"
+	fi
+done <"$BQLKIT_TOP/tests/expected/fit-corpus.txt"
+n=$(grep -vc '^#' "$BQLKIT_TOP/tests/expected/fit-corpus.txt")
+fits=$(grep -v '^#' "$BQLKIT_TOP/tests/expected/fit-corpus.txt" | grep -c ' \(fits\|adapted\) ')
+echo "fit corpus: $fits of $n kernel x driver cells fit" >&2
+
+# make fit prints the summary per driver (fixture input).
+out=$(make -s -C "$BQLKIT_TOP" fit SRC="$corpus/upstream-7.0.0" 2>&1) && rc=0 || rc=$?
+check make-fit-exit-0 test "$rc" -eq 0
+has make-fit-verdict-veth "  veth: fits (fits) with series 6.18" "$out"
+has make-fit-verdict-mana "  mana: fits (adapted) with series 6.18" "$out"
+has make-fit-mvneta-audited "audit: mvneta: bql-sent: present" "$out"
+has make-fit-build-not-checked "build: not checked (give KDIR=" "$out"
+out=$(make -s -C "$BQLKIT_TOP" fit SRC="$corpus/upstream-6.17.0" 2>&1) && rc=0 || rc=$?
+check make-fit-nofit-exit-1 test "$rc" -eq 1
+has make-fit-nofit-verdict "  veth: does not fit (half-present)" "$out"
+
+# An adapted result builds against a prepared tree of its release (7.0 on
+# 6.18's tree is not the same release: only a same-release tree counts).
+n=0
+while read -r label kdir; do
+	kv=$(kernel_version "$kdir")
+	[ -z "$(cross_for "$kdir")" ] || continue
+	for id in $(ls "$corpus"); do
+		[ "$(kernel_version "$corpus/$id" 2>/dev/null)" = "$kv" ] || continue
+		n=$((n + 1))
+		out=$(make -s -C "$BQLKIT_TOP" fit SRC="$kdir" 2>&1) && rc=0 || rc=$?
+		check "make-fit-tree-$label" test "$rc" -eq 0
+		has "make-fit-tree-$label-built" "build: compiled, ABI kept" "$out"
+	done
+done < <(test_trees)
+[ "$n" -gt 0 ] || skip make-fit-tree "not in CI: no prepared tree of a corpus release under \$BQLKIT_CACHE/trees (scripts/prepare-tree.sh)"
