@@ -23,6 +23,13 @@ start=$(date +%s)
 # chroot_dir SUITE: an unpacked chroot of SUITE with a compiler, cached.
 chroot_dir() {
 	local s=$1 dir=$BQLKIT_CACHE/chroots/$1-amd64 tar=$BQLKIT_CACHE/chroots/$1-amd64.tar
+	# What a build needs in the chroot (scripts/build.sh; fit.sh's rules
+	# run spatch): a cached chroot made with another list is made again.
+	local include=make,gcc,libc6-dev,bc,kmod,quilt,patch,coccinelle,xz-utils,ca-certificates,binutils,perl
+	if { [ -e "$tar" ] || [ -e "$dir/.ready" ]; } && [ "$(cat "$tar.packages" 2>/dev/null)" != "$include" ]; then
+		! mountpoint -q "$dir/proc" || umount "$dir/proc" || umount -l "$dir/proc"
+		rm -rf "$dir" "$tar"
+	fi
 	if [ ! -e "$dir/.ready" ]; then
 		if [ ! -s "$tar" ]; then
 			local kr=/usr/share/keyrings/debian-archive-keyring.gpg srcs=()
@@ -44,10 +51,11 @@ chroot_dir() {
 			# Release files are past Valid-Until: accept them.
 			mmdebstrap --verbose --variant=apt --format=tar --keyring="$kr" \
 				--aptopt='Acquire::Check-Valid-Until "false"' \
-				--include=make,gcc,libc6-dev,bc,kmod,quilt,xz-utils,ca-certificates,binutils,perl \
+				--include="$include" \
 				"$s" "$tar.tmp" "${srcs[@]}" >"$tar.log" 2>&1 ||
 				{ tail -3 "$tar.log" >&2; rm -f "$tar.tmp"; die "mmdebstrap $s failed (log: $tar.log)"; }
 			mv "$tar.tmp" "$tar"
+			echo "$include" >"$tar.packages"
 		fi
 		rm -rf "$dir"
 		mkdir -p "$dir"
