@@ -76,6 +76,20 @@ kdir_for() {
 	fi
 }
 
+# kit_copy DEST: what a copy of the kit needs to build (DKMS source, a
+# matrix chroot, the deb): its scripts, compat layer, drivers, series, the
+# rules scripts/fit.sh checks (rules/) and the reference files the series
+# were written against (base.conf REFERENCE=, in the fit corpus), which
+# fit.sh merges with (3-way).  Not the imported bases: callers add those.
+kit_copy() {
+	local r
+	mkdir -p "$1/tests/fixtures/kernels"
+	(cd "$BQLKIT_TOP" && cp -a Makefile VERSION compat drivers patches rules scripts "$1/")
+	for r in $(sed -n 's/^REFERENCE=//p' "$BQLKIT_TOP"/patches/*/*/base.conf | sort -u); do
+		cp -a "$BQLKIT_TOP/tests/fixtures/kernels/$r" "$1/tests/fixtures/kernels/"
+	done
+}
+
 # apply_series BASE PDIR DIR: DIR becomes a fresh copy of the imported base
 # BASE with the quilt series PDIR pushed (fuzz 0: scripts/quiltrc).  Prints
 # quilt's output; fails as quilt does.  An empty series leaves the copy.

@@ -26,13 +26,8 @@ tmp=$(dirname "$dest")/.$(basename "$dest").tmp.$$
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$tmp"
 mkdir -p "$tmp/bases"
-(cd "$BQLKIT_TOP" && cp -a Makefile VERSION dkms.conf compat drivers patches rules scripts "$tmp/")
-# The reference files the series were written against (base.conf
-# REFERENCE=, in the fit corpus): scripts/fit.sh merges them (3-way).
-mkdir -p "$tmp/tests/fixtures/kernels"
-for r in $(sed -n 's/^REFERENCE=//p' "$BQLKIT_TOP"/patches/*/*/base.conf | sort -u); do
-	cp -a "$BQLKIT_TOP/tests/fixtures/kernels/$r" "$tmp/tests/fixtures/kernels/"
-done
+kit_copy "$tmp"
+cp -a "$BQLKIT_TOP/dkms.conf" "$tmp/"
 for s in "${bases[@]}"; do
 	cp -a "$BQLKIT_BUILD/bases/$s" "$tmp/bases/"
 done

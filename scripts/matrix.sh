@@ -162,7 +162,7 @@ while read -r id suite arch meta env; do
 		if [ -z "${seen_chroot[$s]:-}" ]; then
 			rm -rf "$dir/bqlkit"
 			mkdir -p "$dir/bqlkit/build"
-			(cd "$BQLKIT_TOP" && cp -a Makefile VERSION compat drivers patches scripts "$dir/bqlkit/")
+			kit_copy "$dir/bqlkit"
 			seen_chroot[$s]=1
 		fi
 		# The bases, again for each row: row_base may have added one.
