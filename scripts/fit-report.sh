@@ -66,8 +66,15 @@ for f in "$@"; do
 		printf '  %-58s %s\n' "$name" "$msg"
 	done < <(grep '^patch ' "$f")
 	grep '^refused ' "$f" | sed 's/^refused /  refused: /' || true
+	grep '^unchecked ' "$f" | sed 's/^unchecked /  note: the series of this release applied exactly; /' || true
 	case $v in
-	fits) echo "  verdict: $drv FITS (every change applied or already present; its rules hold on the result)" ;;
+	fits)
+		if grep -q '^unchecked ' "$f"; then
+			echo "  verdict: $drv FITS (the series made for Linux $s, every change applied exactly; its rules could not be checked here, see the note)"
+		else
+			echo "  verdict: $drv FITS (every change applied or already present; its rules hold on the result)"
+		fi
+		;;
 	adapted) echo "  verdict: $drv FITS, ADAPTED (the rules of every change and the BQL invariants hold on the result; a build also re-proves it compiles, adds no sparse warning and keeps the ABI)" ;;
 	half-present) echo "  verdict: $drv DOES NOT FIT: a change is only half present in this source (above): finish or revert it in the source, or ask the kit's maintainers" ;;
 	refused*) echo "  verdict: $drv DOES NOT FIT: ${v#refused }" ;;
