@@ -46,8 +46,10 @@ if [ "$what" = lint ] || [ "$what" = test ]; then
 	command -v npm >/dev/null || pkgs+=(nodejs npm)
 fi
 # make fit / build: coccinelle checks what each patch establishes
-# (scripts/fit.sh), diffutils' diff3 adapts moved context.
-pkgs+=(coccinelle diffutils)
+# (scripts/fit.sh), diffutils' diff3 adapts moved context.  The rules' Python
+# scripts need libpython3.X's shared library, which coccinelle does not pull
+# in (without it spatch stops at "Cannot infer Python version").
+pkgs+=(coccinelle libpython3-dev diffutils)
 
 missing=()
 for p in "${pkgs[@]}"; do
