@@ -28,7 +28,9 @@ rules_facts() {
 	: >"$out.cocci"
 	if [ -f "$BQLKIT_TOP/rules/$drv.cocci" ]; then
 		command -v spatch >/dev/null || { echo "coccinelle is not installed (apt-get install coccinelle): cannot check what the $drv changes establish" >&2; return 1; }
-		spatch --very-quiet --no-includes --sp-file "$BQLKIT_TOP/rules/$drv.cocci" --dir "$out.d" >"$out.cocci" 2>"$out.err" ||
+		# spatch needs HOME ("Fatal error: exception Not_found" without
+		# it), which a DKMS build started from a hook may not have.
+		HOME=${HOME:-/root} spatch --very-quiet --no-includes --sp-file "$BQLKIT_TOP/rules/$drv.cocci" --dir "$out.d" >"$out.cocci" 2>"$out.err" ||
 			{ echo "spatch failed on $drv: $(tail -1 "$out.err")" >&2; return 1; }
 	fi
 	{
