@@ -86,6 +86,40 @@ lacks() {
 	fi
 }
 
+# vm_crash LOG: one line that says how a VM run that did not reach its end
+# died, from its console log: the first BUG/Oops/WARNING line, the RIP, the
+# innermost functions of the call trace and the panic line ("" when the log
+# has none of them: a hang or timeout).  CI keeps only the suite's output,
+# not the logs, so a crash must be readable from the FAIL line alone.
+vm_crash() {
+	[ -r "$1" ] || return 0
+	tr -d '\r' <"$1" | sed 's/^\[ *[0-9.]*\] //' | awk '
+		!first && /(WARNING: CPU: |BUG: |Oops: |kernel BUG at |general protection fault)/ { first = $0 }
+		!rip && /^RIP: / { rip = $0 }
+		/^Call Trace:/ { intrace = 1; next }
+		intrace && /^ *<\/?(TASK|IRQ|NMI|EOI)>/ { next }
+		intrace && /^ *\?? *[a-z_0-9.]+\+0x/ {
+			if ($1 != "?" && nt < 6) { fn = $1; sub(/\+.*/, "", fn); trace = trace (nt++ ? " < " : "") fn }
+			next
+		}
+		{ intrace = 0 }
+		!panic && /Kernel panic - not syncing/ { panic = $0 }
+		END {
+			out = first
+			if (rip) out = out (out ? "; " : "") rip
+			if (trace) out = out (out ? "; " : "") "trace: " trace
+			if (panic) out = out (out ? "; " : "") panic
+			print out
+		}'
+}
+
+# vm_crash_note LOG: " [crash: ...]" from vm_crash, or nothing.
+vm_crash_note() {
+	local c
+	c=$(vm_crash "$1")
+	[ -z "$c" ] || echo " [crash: $c]"
+}
+
 # vm_results PREFIX LOG: one PASS/FAIL/SKIP line per guest check in a VM
 # console log ("BQLKIT-RESULT <name> PASS|FAIL|SKIP <detail>"), named
 # PREFIX-<name>; a failure points at the log.
@@ -147,7 +181,7 @@ vm_mana() {
 	"$BQLKIT_TOP/tests/vm/run-vm.sh" --kver "$k" --initrd "$initrd" --log "$log" --timeout 180 --quiet 2>>"$log.err" || true
 	rm -f "$initrd"
 	if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
-		fail "vm-$name-run" "the VM run did not complete (log: $log)"
+		fail "vm-$name-run" "the VM run did not complete (log: $log)$(vm_crash_note "$log")"
 		return 1
 	fi
 	vm_results "vm-$name" "$log"
@@ -161,7 +195,7 @@ vm_smoke() {
 	mkdir -p "$(dirname "$log")"
 	"$BQLKIT_TOP/tests/vm/smoke.sh" --kver "$k" --veth "$ko" --log "$log" --quiet >/dev/null 2>"$log.err" || rc=$?
 	if ! grep -q 'BQLKIT-END' "$log" 2>/dev/null; then
-		fail "$name-run" "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)"
+		fail "$name-run" "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)$(vm_crash_note "$log")"
 		return 0
 	fi
 	vm_results "$name" "$log"
@@ -179,7 +213,7 @@ vm_xoff() {
 	"$BQLKIT_TOP/tests/vm/xoff.sh" --kver "$k" --veth "$ko" --log "$log" --quiet \
 		>/dev/null 2>"$log.err" || rc=$?
 	if ! grep -q 'BQLKIT-END' "$log" 2>/dev/null; then
-		fail "$name-xoff-run" "the VM run did not complete (rc=$rc): $(tail -1 "$log.err") (log: $log)"
+		fail "$name-xoff-run" "the VM run did not complete (rc=$rc): $(tail -1 "$log.err") (log: $log)$(vm_crash_note "$log")"
 		return 0
 	fi
 	vm_results "$name" "$log"

@@ -41,7 +41,7 @@ rc=0
 "$BQLKIT_TOP/tests/vm/smoke.sh" --arch arm64 --kver "$kver" --veth "$ko" --log "$log" \
 	--timeout 400 --quiet >/dev/null 2>"$log.err" || rc=$?
 if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
-	fail "vm-arm64-$s-run" "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)"
+	fail "vm-arm64-$s-run" "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)$(vm_crash_note "$log")"
 	exit 0
 fi
 vm_results "vm-arm64-$s" "$log"

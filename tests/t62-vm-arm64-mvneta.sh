@@ -36,7 +36,7 @@ rc=0
 	>/dev/null 2>"$log.err" || rc=$?
 rm -f "$initrd"
 if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
-	fail "vm-arm64-$s-mvneta-run" "the VM run did not complete (rc=$rc): $(tail -1 "$log.err") (log: $log)"
+	fail "vm-arm64-$s-mvneta-run" "the VM run did not complete (rc=$rc): $(tail -1 "$log.err") (log: $log)$(vm_crash_note "$log")"
 	exit 0
 fi
 vm_results "vm-arm64-$s" "$log"

@@ -50,7 +50,7 @@ for k in "${!pid[@]}"; do
 			fail "vm-$s-fault-$f-complete" "no result: the VM crashed, hung or timed out before it ($(tail -1 "$log.err" 2>/dev/null); log: $log)"
 	done
 	grep -q '^BQLKIT-END' "$log" ||
-		fail "vm-$s-faults-run" "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)"
+		fail "vm-$s-faults-run" "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)$(vm_crash_note "$log")"
 	[ "$rc" -eq 0 ] || grep -q 'BQLKIT-RESULT .* FAIL' "$log" ||
 		fail "vm-$s-faults-harness" "faults.sh exit $rc with no failed check (log: $log)"
 	grep -o 'BQLKIT \(reload\|dmesg\) .*' "$log" | sed "s/^/vm-$s: /" >&2 || true

@@ -57,7 +57,7 @@ run() {
 		boot "$k" "$log" "$phases" "$@"
 	fi
 	if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
-		fail "$name-run" "the VM run did not complete: $(tail -1 "$log.out") (log: $log)"
+		fail "$name-run" "the VM run did not complete: $(tail -1 "$log.out") (log: $log)$(vm_crash_note "$log")"
 		return 0
 	fi
 	vm_results "$name" "$log"
