@@ -77,12 +77,11 @@ has fit-present-real-rule "0001-net-mana-Batch-ringing-RX-queue-doorbell-on-rece
 # ... and 5.15's BQL patch applies there but does not keep XDP uncharged: refused.
 has fit-refused-names-rule "refused: series 5.15: the result does not hold .*xdp-not-charged" "$fitout"
 
-# does not fit: 6.17's mana with the series of the nearest release, 6.18
-# (the hunk and function are named).  Among all series, 5.15's applies
-# there since its reset hunk moved to the end of mana_destroy_txq()'s
-# loop, and is refused: it does not keep XDP uncharged (corpus below).
-fitv nofit mana "$corpus/upstream-6.17.0" nofit FIT_SERIES=6.18
-has fit-nofit-names-hunk "does not fit: .*hunk [0-9]* (mana_destroy_txq) does not apply" "$fitout"
+# does not fit: 6.17's mana with the series of the nearest release, 6.18,
+# and no wiggle (the hunk and function are named: 6.18 moved
+# mana_features_check() and mana.h's port context).
+fitv nofit mana "$corpus/upstream-6.17.0" nofit FIT_SERIES=6.18 "FIT_MECHS=exact merge3"
+has fit-nofit-names-hunk "does not fit: .*hunk [0-9]* (mana_features_c) does not apply" "$fitout"
 has fit-nofit-says-why "3-way merge conflict at drivers/net/ethernet/microsoft/mana/mana_en.c:[0-9]" "$fitout"
 
 # half-present: 6.17.0 has veth's backpressure (dc82a33297fc) without the
