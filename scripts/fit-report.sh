@@ -51,6 +51,7 @@ for f in "$@"; do
 		adapted)
 			case $rest in
 			merge3* | gitmerge*) msg="adapted: 3-way merge with the reference files (${rest#* }) — the context of these hunks moved; the change is the same" ;;
+			wiggle*) msg="adapted: wiggle merged the hunks word by word (${rest#* }) — their context moved; re-proved by the rules" ;;
 			*) msg="adapted: ${rest%% *} (${rest#* })" ;;
 			esac
 			;;

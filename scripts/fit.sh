@@ -17,16 +17,17 @@
 #   - applied: the patch applies with fuzz 0 (as quilt does);
 #   - adapted: a 3-way merge (diff3 -m) of the series' reference files
 #     before and after the change into SRC's file succeeds without
-#     conflict (the hunks whose context moved are named);
+#     conflict, else wiggle merges the hunks word by word without one (the
+#     hunks whose context moved are named);
 #   - does not fit: the hunk, its function and why.
 # The candidate with the fewest changes that do not fit, then the fewest
 # adapted, then the nearest release is chosen, and its result must then
 # satisfy every rule of the changes it carries and the driver's required
 # BQL invariants (else it is refused).
 # Environment: FIT_SERIES=<X.Y> (only that candidate), FIT_MECHS (default
-# "exact merge3"; "exact" alone = the old fuzz-0 quilt behaviour; measured
-# alternatives, in the order given: gitmerge (git merge-file), fuzz (patch
-# -F2), wiggle; see docs/fit.md for the measurements that chose merge3).
+# "exact merge3 wiggle"; "exact" alone = the old fuzz-0 quilt behaviour;
+# measured alternatives, in the order given: gitmerge (git merge-file),
+# fuzz (patch -F2); see docs/fit.md for the measurements that chose them).
 # Exit: 0 fits, 3 does not fit (nothing fits), 1 error (half-present, a
 # result whose rules do not hold).
 set -euo pipefail
@@ -35,7 +36,7 @@ set -euo pipefail
 
 [ $# -eq 3 ] || die "usage: fit.sh DRIVER SRC OUT"
 drv=$1 src=$(readlink -f "$2") out=$3
-mechs=${FIT_MECHS:-exact merge3}
+mechs=${FIT_MECHS:-exact merge3 wiggle}
 pd=$BQLKIT_TOP/patches/$drv
 [ -d "$pd" ] || die "the kit has no driver '$drv'"
 kv=$(kernel_version "$src") || die "$src has no kernel Makefile (VERSION/PATCHLEVEL/SUBLEVEL)"
@@ -197,10 +198,18 @@ try() {
 				;;
 			wiggle)
 				# wiggle (word-wise merge of the hunks into the file), per file.
+				if ! command -v wiggle >/dev/null; then
+					why="${why:+$why; }wiggle is not installed (apt-get install wiggle)"
+					continue
+				fi
 				cf=
 				for f in $(files_of "$pd/$s/$p"); do
 					[ -f "$dir/$f" ] || { cf=$f; break; }
 					awk -v f="$f" '/^--- / { on = 0 } /^--- a\// { on = (substr($2, 3) == f) } on' "$pd/$s/$p" >"$work/one.patch"
+					# (-r keeps the original as wig.c.porig and will not
+					# overwrite an earlier one: a second candidate's
+					# wiggle would fail.)
+					rm -f "$work/wig.c" "$work/wig.c.porig"
 					cp "$dir/$f" "$work/wig.c"
 					wiggle -r "$work/wig.c" "$work/one.patch" >/dev/null 2>&1 || { cf=$f; break; }
 					cp "$work/wig.c" "$work/merged.$(echo "$f" | tr / _)"

@@ -84,6 +84,13 @@ fitv nofit mana "$corpus/upstream-6.17.0" nofit FIT_SERIES=6.18 "FIT_MECHS=exact
 has fit-nofit-names-hunk "does not fit: .*hunk [0-9]* (mana_features_c) does not apply" "$fitout"
 has fit-nofit-says-why "3-way merge conflict at drivers/net/ethernet/microsoft/mana/mana_en.c:[0-9]" "$fitout"
 
+# wiggle adapts 6.18's series to 6.17 there, into the very files 6.1's
+# series gives by applying exactly (what fit chooses for 6.17: corpus below).
+fitv wiggle mana "$corpus/upstream-6.17.0" adapted FIT_SERIES=6.18
+has fit-wiggle-says-how "adapted: wiggle merged the hunks word by word (hunk 1 (mana_en.c) hunk 4 (mana_features_c) hunk 1 (mana.h))" "$fitout"
+fitv wiggle-same-as-exact mana "$corpus/upstream-6.17.0" fits FIT_SERIES=6.1
+check fit-wiggle-same-result diff -r "$tmp/o-wiggle" "$tmp/o-wiggle-same-as-exact"
+
 # half-present: 6.17.0 has veth's backpressure (dc82a33297fc) without the
 # fix that wakes the txq in veth_poll (5442a9da6978).
 fitv half-present veth "$corpus/upstream-6.17.0" half-present
