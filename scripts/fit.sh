@@ -119,7 +119,7 @@ try() {
 		done
 		# The reference moves on with every change (it is what the next
 		# change was written against).
-		if [ -n "$ref" ] && ! patch -d "$dir.ref" -p1 -s -F0 -N <"$pd/$s/$p" >/dev/null 2>&1; then
+		if [ -n "$ref" ] && ! patch -d "$dir.ref" -p1 -s -F0 -N --no-backup-if-mismatch <"$pd/$s/$p" >/dev/null 2>&1; then
 			ref=
 			rm -rf "$dir.ref" "$dir.ref.prev"
 		fi
@@ -143,7 +143,7 @@ try() {
 		fi
 		if [[ " $mechs " == *" exact "* ]] &&
 			patch -d "$dir" -p1 -s -F0 -N --dry-run <"$pd/$s/$p" >/dev/null 2>&1; then
-			patch -d "$dir" -p1 -s -F0 -N <"$pd/$s/$p" >/dev/null
+			patch -d "$dir" -p1 -s -F0 -N --no-backup-if-mismatch <"$pd/$s/$p" >/dev/null
 			echo "patch $name applied" >>"$dir.fit"
 			record_change "$dir" "$p" "$s"
 			continue
@@ -164,7 +164,7 @@ try() {
 				# The reference before this change: undo it on a copy.
 				rm -rf "$dir.ref.prev"
 				cp -a "$dir.ref" "$dir.ref.prev"
-				patch -d "$dir.ref.prev" -p1 -s -R -F0 <"$pd/$s/$p" >/dev/null
+				patch -d "$dir.ref.prev" -p1 -s -R -F0 --no-backup-if-mismatch <"$pd/$s/$p" >/dev/null
 				cf=
 				for f in $(files_of "$pd/$s/$p"); do
 					if [ ! -f "$dir/$f" ]; then cf="$f (not in this source)"; break; fi
@@ -190,7 +190,7 @@ try() {
 				# patch(1)'s default fuzz (2 context lines may differ):
 				# measured, not used by default (it can apply in the wrong place).
 				if patch -d "$dir" -p1 -s -F2 -N --dry-run <"$pd/$s/$p" >/dev/null 2>&1; then
-					patch -d "$dir" -p1 -s -F2 -N <"$pd/$s/$p" >/dev/null
+					patch -d "$dir" -p1 -s -F2 -N --no-backup-if-mismatch <"$pd/$s/$p" >/dev/null
 					how=fuzz
 					break
 				fi
@@ -265,7 +265,7 @@ if [ -z "${FIT_SERIES:-}" ] && [[ " $mechs " == *" exact "* ]] && [ -f "$pd/$own
 	cp -a "$src/." "$work/exact/"
 	exact_own=1
 	while read -r p; do
-		patch -d "$work/exact" -p1 -s -F0 -N <"$pd/$own/$p" >/dev/null 2>&1 || { exact_own=; break; }
+		patch -d "$work/exact" -p1 -s -F0 -N --no-backup-if-mismatch <"$pd/$own/$p" >/dev/null 2>&1 || { exact_own=; break; }
 	done < <(grep -v '^#' "$pd/$own/series" | grep . || true)
 	rm -rf "$work/exact"
 fi

@@ -90,6 +90,9 @@ fitv wiggle mana "$corpus/upstream-6.17.0" adapted FIT_SERIES=6.18
 has fit-wiggle-says-how "adapted: wiggle merged the hunks word by word (hunk 1 (mana_en.c) hunk 4 (mana_features_c) hunk 1 (mana.h))" "$fitout"
 fitv wiggle-same-as-exact mana "$corpus/upstream-6.17.0" fits FIT_SERIES=6.1
 check fit-wiggle-same-result diff -r "$tmp/o-wiggle" "$tmp/o-wiggle-same-as-exact"
+# (6.1's mana.h hunk lands at an offset there: patch(1) would leave a
+# mana.h.orig in the result without --no-backup-if-mismatch.)
+check fit-no-backup-files test -z "$(find "$tmp/o-wiggle-same-as-exact" "$tmp/o-wiggle" -name '*.orig' -o -name '*.porig' -o -name '*.rej')"
 
 # half-present: 6.17.0 has veth's backpressure (dc82a33297fc) without the
 # fix that wakes the txq in veth_poll (5442a9da6978).
