@@ -158,6 +158,44 @@ cross_for() {
 	fi
 }
 
+# The emulated MANA VF's scenario (tests/vm/guest/mana-dev.sh): the kit's
+# mana.ko through every phase, the kernel's own through those that show it
+# has no BQL (t82 on the test kernels, t81 on the chroot-built ones).
+MANA_DEV_KIT_PHASES=probe,ping,bulk,bql,doorbells,xdp,flap,channels,mtu,reload,mana_ib
+MANA_DEV_STOCK_PHASES=probe,ping,bql,doorbells
+
+# mana_dev_qemu: sets MANA_QEMU to the kit's QEMU with the MANA model
+# (scripts/build-qemu.sh, cached in $BQLKIT_CACHE/qemu; the first build
+# takes ~8 min on 2 idle cores).  Otherwise one SKIP line, returns 1.
+mana_dev_qemu() {
+	mkdir -p "$BQLKIT_BUILD/test-logs"
+	if ! MANA_QEMU=$("$BQLKIT_TOP/scripts/build-qemu.sh" 2>"$BQLKIT_BUILD/test-logs/build-qemu.err" | tail -n1) ||
+		[ -z "$MANA_QEMU" ]; then
+		skip mana-dev "the kit's QEMU did not build: $(tail -1 "$BQLKIT_BUILD/test-logs/build-qemu.err")"
+		return 1
+	fi
+}
+
+# vm_mana_dev NAME KVER PHASES [ARGS...]: one VM with two emulated MANA VFs
+# on a wire (tests/vm/mana-dev.sh ARGS: --module KO, --suite SUITE, ...) in
+# $MANA_QEMU; one result line per guest check, named NAME-<check>.
+vm_mana_dev() {
+	local name=$1 k=$2 phases=$3 log
+	shift 3
+	log=$BQLKIT_BUILD/test-logs/$name.log
+	mkdir -p "$(dirname "$log")"
+	"$BQLKIT_TOP/tests/vm/mana-dev.sh" --kver "$k" --qemu "$MANA_QEMU" --log "$log" --quiet \
+		--append "bqlkit.phases=$phases bqlkit.secs=5" "$@" >"$log.out" 2>&1 || true
+	# (A crash on kernel text being patched, "Oops: int3" outside mana,
+	# is booted again once by tests/vm/run-vm.sh.)
+	if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
+		fail "$name-run" "the VM run did not complete: $(tail -1 "$log.out") (log: $log)$(vm_crash_note "$log")"
+		return 0
+	fi
+	vm_results "$name" "$log"
+	grep -ao 'BQLKIT \(bql\|doorbells\|xdp\|lost\) .*' "$log" | sed "s/^/$name: /" >&2 || true
+}
+
 # vm_mana NAME KVER KO [SUITE]: boot Debian kernel KVER (from SUITE, default
 # this system's APT) under QEMU, insert the kit's mana.ko KO and then the
 # kernel's own mana_ib.ko where it has one (tests/vm/guest/mana.sh); one

@@ -92,13 +92,32 @@ qemu_cmd() {
 qemu="$(qemu_cmd) $qemu_args${qmp:+ -qmp unix:$qmp,server=on,wait=off}"
 
 mkdir -p "$(dirname "$logf")"
+# boot: one run of the VM; sets rc.
+boot() {
+	set +e
+	# shellcheck disable=SC2086 # $qemu is a word list built above (no spaces in paths)
+	timeout -k 10 "$tmo" $qemu -append "console=$console $cmdline" </dev/null 2>&1 |
+		tr -d '\r' | if [[ -n $quiet ]]; then cat >"$logf"; else tee "$logf"; fi
+	rc=${PIPESTATUS[0]}
+	set -e
+}
 start=$SECONDS
-set +e
-# shellcheck disable=SC2086 # $qemu is a word list built above (no spaces in paths)
-timeout -k 10 "$tmo" $qemu -append "console=$console $cmdline" </dev/null 2>&1 |
-	tr -d '\r' | if [[ -n $quiet ]]; then cat >"$logf"; else tee "$logf"; fi
-rc=${PIPESTATUS[0]}
-set -e
+boot
+# MTTCG's cross-modifying code: a vCPU may still execute an int3 that
+# text_poke_bp() (static keys, alternatives, BPF dispatcher) on another vCPU
+# has already replaced, and the kernel, finding no patch in progress, oopses
+# ("Oops: int3", the Code: line showing the new byte at RIP).  Seen at boot
+# in sched_clock_cpu before any module (stop 20's CI, t60 on 6.12; 1 of 2
+# boots on a loaded host), and at XDP attach in bpf_dispatcher_* and
+# netif_receive_skb_list_internal (stops 17, 19).  Only such a crash, with
+# RIP outside the kit's drivers and no QMP client attached, is run again,
+# once, and said so; its log is kept as LOG.int3.
+if ! grep -q '^BQLKIT-END' "$logf" && grep -q 'Oops: int3' "$logf" && [[ -z $qmp ]] &&
+	! grep 'RIP: ' "$logf" | grep -q 'veth\|mana\|gdma\|mvneta'; then
+	mv "$logf" "$logf.int3"
+	log "the VM oopsed on kernel text being patched ($(grep -m1 'RIP: ' "$logf.int3" | sed 's/^\[[^]]*\] //'); Oops: int3 outside the kit's drivers, an emulator artefact; log: $logf.int3): booting it again"
+	boot
+fi
 secs=$((SECONDS - start))
 log "VM exited rc=$rc after ${secs}s (log: $logf)"
 if [[ $rc -eq 124 || $rc -eq 137 ]]; then
