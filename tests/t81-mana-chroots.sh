@@ -5,7 +5,8 @@
 # check-abi.sh against their Module.symvers), then a QEMU VM boots that
 # Debian kernel, loads the kit's mana.ko and the kernel's own mana_ib.ko on
 # top (no device needed), unloads both and checks dmesg, as t80 does for
-# the test kernels.  The first run makes two chroots (a few minutes each,
+# the test kernels; then t82's scenario on the emulated MANA VF: the kit's
+# mana.ko through every phase, the kernel's own showing no BQL.  The first run makes two chroots (a few minutes each,
 # cached in $BQLKIT_CACHE/chroots).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -27,4 +28,10 @@ for row in trixie-6.12:trixie-security sid-7.2:sid trixie-bpo-7.3:trixie-backpor
 	chroot_cell "$t-build" "$id" mana "$tmp/$id" || continue
 	check "$t-abi-kept" grep -q "ABI kept for $CELL_KVER" "$CELL_LOG"
 	vm_mana "$t" "$CELL_KVER" "$CELL_KO" "$suite" || true
+	# On the emulated MANA VF (t82's scenario): the kit's mana.ko built in
+	# the chroot, then the kernel's own.
+	[ -n "${MANA_QEMU:-}" ] || mana_dev_qemu || MANA_QEMU=none
+	[ "$MANA_QEMU" != none ] || continue
+	vm_mana_dev "mana-dev-$id-kit" "$CELL_KVER" "$MANA_DEV_KIT_PHASES" --module "$CELL_KO" --suite "$suite"
+	vm_mana_dev "mana-dev-$id-stock" "$CELL_KVER" "$MANA_DEV_STOCK_PHASES" --suite "$suite"
 done

@@ -7,8 +7,9 @@
 # with TSO and checksum offload, BQL on a rate-limited wire, RX doorbells
 # per packet, XDP_PASS/XDP_TX under load, link flaps, ethtool -L, MTU,
 # rmmod/insmod under load, mana_ib, dmesg), then the kernel's own mana.ko
-# through a short one that shows it has no BQL.  What the model proves and
-# what it cannot: docs/mana.md.
+# through a short one that shows it has no BQL.  (t81 does the same on the
+# trixie 6.12, sid 7.2 and trixie-backports 7.3 kernels.)  What the model
+# proves and what it cannot: docs/mana.md.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
