@@ -76,17 +76,17 @@ kdir_for() {
 	fi
 }
 
-# kit_copy DEST: what a copy of the kit needs to build (DKMS source, a
-# matrix chroot, the deb): its scripts, compat layer, drivers, series, the
-# rules scripts/fit.sh checks (rules/) and the reference files the series
-# were written against (base.conf REFERENCE=, in the fit corpus), which
-# fit.sh merges with (3-way).  Not the imported bases: callers add those.
 # build_deps: the packages a build of the kit needs, one per line
 # (scripts/build-deps.list: the one list of them).
 build_deps() {
 	sed 's/#.*//' "$BQLKIT_TOP/scripts/build-deps.list" | awk 'NF { print $1 }'
 }
 
+# kit_copy DEST: what a copy of the kit needs to build (DKMS source, a
+# matrix chroot, the deb): its scripts, compat layer, drivers, series, the
+# rules scripts/fit.sh checks (rules/) and the reference files the series
+# were written against (base.conf REFERENCE=, in the fit corpus), which
+# fit.sh merges with (3-way).  Not the imported bases: callers add those.
 kit_copy() {
 	local r
 	mkdir -p "$1/tests/fixtures/kernels"
