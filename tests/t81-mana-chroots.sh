@@ -6,8 +6,9 @@
 # Debian kernel, loads the kit's mana.ko and the kernel's own mana_ib.ko on
 # top (no device needed), unloads both and checks dmesg, as t80 does for
 # the test kernels; then t82's scenario on the emulated MANA VF: the kit's
-# mana.ko through every phase, the kernel's own showing no BQL.  The first run makes two chroots (a few minutes each,
-# cached in $BQLKIT_CACHE/chroots).
+# mana.ko through every phase, the kernel's own showing no BQL.  The first
+# run makes two chroots (a few minutes each, cached in
+# $BQLKIT_CACHE/chroots).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)

@@ -107,7 +107,7 @@ boot
 # text_poke_bp() (static keys, alternatives, BPF dispatcher) on another vCPU
 # has already replaced, and the kernel, finding no patch in progress, oopses
 # ("Oops: int3", the Code: line showing the new byte at RIP).  Seen at boot
-# in sched_clock_cpu before any module (stop 20's CI, t60 on 6.12; 1 of 2
+# in sched_clock_cpu before any module (stop 20's CI, t60 on 6.12; 1 of 12
 # boots on a loaded host), and at XDP attach in bpf_dispatcher_* and
 # netif_receive_skb_list_internal (stops 17, 19).  Only such a crash, with
 # RIP outside the kit's drivers and no QMP client attached, is run again,
