@@ -4,11 +4,12 @@
 # Here (no side effects on this machine): no root, a kernel that does not
 # exist, a kernel without headers, a series with no base, a source of another
 # version or series, truncated and corrupted tarballs, an imported file
-# edited, a source the series does not apply to, Secure Boot advice.  In the
-# Debian chroot (tests/chroot.sh; not with BQLKIT_QUICK=1): a driver that
-# fails to build, SIGINT during the DKMS build and running again, running
-# twice, an unsigned module where signatures are enforced, a patch that fails
-# for one of two kernels, a kernel series with no base (real headers).
+# edited, a vendor edit the series adapts to and one it cannot take, Secure
+# Boot advice.  In the Debian chroot (tests/chroot.sh; not with
+# BQLKIT_QUICK=1): a driver that fails to build, SIGINT during the DKMS build
+# and running again, running twice, an unsigned module where signatures are
+# enforced, a patch that fails for one of two kernels, a kernel series with no
+# base (real headers).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -101,11 +102,23 @@ cp -a "$base61" "$tmp/bases-edit/6.1"
 sed -i "s/$veth_ok/$veth_bad/" "$tmp/bases-edit/6.1/drivers/net/veth.c"
 bad imported-file-edited "imported file changed since import .*veth.c.*: re-import the source (make import SRC=" \
 	env BQLKIT_BASES="$tmp/bases-edit" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
+# A vendor's edit inside a function the series rewrites is adapted
+# (wiggle: the edited line is one the change removes), and re-proved.
 rm -rf "$tmp/tree" && mkdir -p "$tmp/tree"
 (cd "$base61" && tar -c --exclude=MANIFEST .) | tar -x -C "$tmp/tree"
 sed -i "s/$veth_ok/$veth_bad/" "$tmp/tree/drivers/net/veth.c"
 BQLKIT_BASES=$tmp/bases-vendor "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/tree" >/dev/null 2>&1
-bad patch-does-not-apply "veth: patch 0001-.* of series 6.1 does not apply .*import Debian's linux-source-6.1" \
+out=$(BQLKIT_BASES=$tmp/bases-vendor BQLKIT_BUILD=$tmp/b "$BQLKIT_TOP/scripts/build.sh" "$K1" veth 2>&1) && rc=0 || rc=$?
+check vendor-edit-adapted-builds test "$rc" -eq 0
+has vendor-edit-adapted-says-so "0001-veth-.* *adapted: .*re-proved by the rules" "$out"
+lacks vendor-edit-adapted-kept-edit 'ptr_ring_produce(&rq->xdp_ring, skb) != 0' "$(cat "$tmp/b/$K1/veth-src/drivers/net/veth.c")"
+# One the series cannot take (the function it charges BQL in renamed):
+# refused by the rules after adaptation, with the fix.
+rm -rf "$tmp/tree" "$tmp/bases-vendor" && mkdir -p "$tmp/tree"
+(cd "$base61" && tar -c --exclude=MANIFEST .) | tar -x -C "$tmp/tree"
+sed -i 's/static int veth_xdp_rx(/static int veth_xdp_rx_renamed(/' "$tmp/tree/drivers/net/veth.c"
+BQLKIT_BASES=$tmp/bases-vendor "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/tree" >/dev/null 2>&1
+bad patch-does-not-fit "veth: the kit's changes do not fit the imported Linux 6.1.[0-9]* source: series 6.1: the result does not hold 0002-veth-.*bql-charge .*import Debian's linux-source-6.1" \
 	env BQLKIT_BASES="$tmp/bases-vendor" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
 
 # Secure Boot: the advice, and the refusal of an unsigned module (a fake
