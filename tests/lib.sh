@@ -87,14 +87,15 @@ lacks() {
 }
 
 # vm_crash LOG: one line that says how a VM run that did not reach its end
-# died, from its console log: the first BUG/Oops/WARNING line, the RIP, the
+# died, from its console log: the first BUG/Oops/WARNING line (the first
+# lines tests/vm/crash-reports.ere names, as find-reports.py), the RIP, the
 # innermost functions of the call trace and the panic line ("" when the log
 # has none of them: a hang or timeout).  CI keeps only the suite's output,
 # not the logs, so a crash must be readable from the FAIL line alone.
 vm_crash() {
 	[ -r "$1" ] || return 0
-	tr -d '\r' <"$1" | sed 's/^\[ *[0-9.]*\] //' | awk '
-		!first && /(WARNING: CPU: |BUG: |Oops: |kernel BUG at |general protection fault)/ { first = $0 }
+	tr -d '\r' <"$1" | sed 's/^\[ *[0-9.]*\] //' | awk -v start="$(cat "$BQLKIT_TOP/tests/vm/crash-reports.ere")" '
+		!first && $0 ~ start { first = $0 }
 		!rip && /^RIP: / { rip = $0 }
 		/^Call Trace:/ { intrace = 1; next }
 		intrace && /^ *<\/?(TASK|IRQ|NMI|EOI)>/ { next }

@@ -20,7 +20,8 @@ import sys
 
 # First lines (the console prefixes "[   12.345678] "): the sanitizer and
 # lockdep ones from guest/debug-reports.ere, which the guest's dmesg_check
-# also reads; then any other WARN/BUG/Oops.
+# also reads; then any other WARN/BUG/Oops (crash-reports.ere, which
+# tests/lib.sh's vm_crash also reads).
 def load_starts():
     starts = []
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -30,8 +31,9 @@ def load_starts():
                 continue
             kind = "kasan" if "KASAN" in ere else "kcsan" if "KCSAN" in ere else "lockdep"
             starts.append((kind, re.compile(ere)))
-    starts.append(("warn", re.compile(
-        r"WARNING: CPU: |BUG: |Oops: |kernel BUG at |general protection fault")))
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "crash-reports.ere")) as f:
+        starts.append(("warn", re.compile(f.read().strip())))
     return starts
 
 
