@@ -7,7 +7,8 @@
 # with TSO and checksum offload, BQL on a rate-limited wire, RX doorbells
 # per packet, XDP_PASS/XDP_TX under load, link flaps, ethtool -L, MTU,
 # rmmod/insmod under load, mana_ib, dmesg), then the kernel's own mana.ko
-# through a short one that shows it has no BQL.  (t81 does the same on the
+# through a short one that shows it has no BQL; the lost-completions phase
+# only with BQLKIT_MANA_LOST=1 (below).  (t81 does the same on the
 # trixie 6.12, sid 7.2 and trixie-backports 7.3 kernels.)  What the model
 # proves and what it cannot: docs/mana.md.
 set -euo pipefail
@@ -30,4 +31,18 @@ for k in $(test_kernels); do
 	fi
 	vm_mana_dev "$t-kit" "$k" "$MANA_DEV_KIT_PHASES" --module "$BQLKIT_BUILD/$k/mana.ko"
 	vm_mana_dev "$t-stock" "$k" "$MANA_DEV_STOCK_PHASES"
+done
+
+# Lost TX completions (mana-dev.sh's lost phase): no base before 7.x has a
+# TX timeout for mana, so the queue BQL stopped stays stopped until a port
+# reset (ip link down/up), whose drain waits 120 s for the lost completions
+# before it resets the function: ~130 s per kernel (6.12: 131.6 s), which
+# CI's budget does not hold.  BQLKIT_MANA_LOST=1 runs it on each kernel.
+if [ -z "${BQLKIT_MANA_LOST:-}" ]; then
+	skip mana-dev-lost "the lost phase waits out mana's 120 s drain timeout per kernel; BQLKIT_MANA_LOST=1 runs it"
+	exit 0
+fi
+for k in $(test_kernels); do
+	[ -f "$BQLKIT_BUILD/$k/mana.ko" ] || continue # its build failed above
+	vm_mana_dev "mana-dev-$(series_of "$(kernel_version "$(kdir_for "$k")")")-lost" "$k" probe,ping,lost --module "$BQLKIT_BUILD/$k/mana.ko"
 done

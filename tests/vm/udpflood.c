@@ -21,6 +21,8 @@
  *   UDPFLOOD sink pkts=N bytes=N pps=N
  *
  * SIGTERM/SIGINT end the run early; the summary is still printed.
+ * A send blocks at most 100 ms (SO_SNDTIMEO): a sender whose datagrams
+ * never complete (lost TX completions) still stops after <secs>.
  * The sender counts ENOBUFS/EAGAIN (qdisc full, backpressure) separately
  * from other errors (ECONNREFUSED, ENETDOWN, ... e.g. when the device is
  * deleted under load) and keeps going in both cases.  With <gso_size>
@@ -97,7 +99,9 @@ static int do_send(const char *ip, int port, double secs, int len, int nsock,
 	static char buf[MAX_PAYLOAD];
 	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
 	unsigned long long sent = 0, nobufs = 0, errors = 0, n;
+	struct timeval sndtimeo = { .tv_sec = 0, .tv_usec = 100000 };
 	int fds[MAX_SOCKETS];
+	int blocked = 0;
 	double t0, el;
 	int i;
 
@@ -118,19 +122,32 @@ static int do_send(const char *ip, int port, double secs, int len, int nsock,
 			perror("udpflood: UDP_SEGMENT");
 			return 1;
 		}
+		/* A send blocked on a full send buffer whose skbs never come
+		 * back (TX completions lost, a queue stopped for good) must
+		 * not outlive <secs>: it returns EAGAIN after this, and the
+		 * clock is read at once.
+		 */
+		if (setsockopt(fds[i], SOL_SOCKET, SO_SNDTIMEO, &sndtimeo,
+			       sizeof(sndtimeo)) < 0) {
+			perror("udpflood: SO_SNDTIMEO");
+			return 1;
+		}
 	}
 	t0 = now();
 	if (vmmark)
 		VMMARK(VMMARK_BEGIN);
 	for (n = 0; !stop && (!count || sent < count); n++) {
-		if ((n & 255) == 0 && now() - t0 >= secs)
+		if (((n & 255) == 0 || blocked) && now() - t0 >= secs)
 			break;
-		if (send(fds[n % nsock], buf, len, 0) >= 0)
+		blocked = 0;
+		if (send(fds[n % nsock], buf, len, 0) >= 0) {
 			sent++;
-		else if (errno == ENOBUFS || errno == EAGAIN)
+		} else if (errno == ENOBUFS || errno == EAGAIN) {
 			nobufs++;
-		else if (errno != EINTR)
+			blocked = errno == EAGAIN;
+		} else if (errno != EINTR) {
 			errors++;
+		}
 	}
 	el = now() - t0;
 	printf("UDPFLOOD send sent=%llu nobufs=%llu errors=%llu pps=%.0f\n",
