@@ -1,14 +1,15 @@
 #!/bin/bash
 # smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS]
-#          [--arch ARCH] [--quiet]
-# Build an initramfs for the smoke scenario, boot it and check the results.
-# Without --veth the kernel's stock veth is tested.
+#          [--arch ARCH] [--scenario NAME] [--quiet]
+# Build an initramfs for the smoke scenario (or guest/NAME.sh, e.g.
+# textpoke), boot it and check the results.  Without --veth the kernel's
+# stock veth is tested.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS] [--arch ARCH] [--quiet]"; }
-kver='' veth_args=() logf='' slow=300 run_args=()
+usage() { die "usage: smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS] [--arch ARCH] [--scenario NAME] [--quiet]"; }
+kver='' veth_args=() logf='' slow=300 run_args=() scenario=smoke
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--kver) need_arg "$1" "${2:-}"; kver=$2; shift 2 ;;
@@ -17,18 +18,19 @@ while [[ $# -gt 0 ]]; do
 	--slow) need_arg "$1" "${2:-}"; slow=$2; shift 2 ;;
 	--timeout) need_arg "$1" "${2:-}"; run_args+=(--timeout "$2"); shift 2 ;;
 	--arch) need_arg "$1" "${2:-}"; VM_ARCH=$2; shift 2 ;;
+	--scenario) need_arg "$1" "${2:-}"; scenario=$2; shift 2 ;;
 	--quiet) run_args+=(--quiet); shift ;;
 	*) usage ;;
 	esac
 done
 [[ -n $kver ]] || usage
-logf=${logf:-$BQLKIT_VM_BUILD/logs/smoke-$kver-$(date +%Y%m%d-%H%M%S).log}
+logf=${logf:-$BQLKIT_VM_BUILD/logs/$scenario-$kver-$(date +%Y%m%d-%H%M%S).log}
 
 "$VM_DIR/get-kernel.sh" --arch "$VM_ARCH" "$kver" >/dev/null
 mkdir -p "$BQLKIT_VM_BUILD"
-initrd=$(mktemp "$BQLKIT_VM_BUILD/initrd-smoke-XXXXXX.cpio.gz")
+initrd=$(mktemp "$BQLKIT_VM_BUILD/initrd-$scenario-XXXXXX.cpio.gz")
 trap 'rm -f "$initrd"' EXIT
-"$VM_DIR/mkinitramfs.sh" --kver "$kver" --scenario smoke --out "$initrd" "${veth_args[@]}" --arch "$VM_ARCH"
+"$VM_DIR/mkinitramfs.sh" --kver "$kver" --scenario "$scenario" --out "$initrd" "${veth_args[@]}" --arch "$VM_ARCH"
 vm_rc=0
 "$VM_DIR/run-vm.sh" --kver "$kver" --arch "$VM_ARCH" --initrd "$initrd" --log "$logf" \
 	--append "bqlkit.slow=$slow" "${run_args[@]}" || vm_rc=$?

@@ -4,6 +4,7 @@
  *
  *   udpflood send <ip> <port> <secs> <payload> <nsockets> [<count> [<gso_size>]]
  *   udpflood sink <port> <secs> [<idle_ms> [<count>]]
+ *   udpflood stamp
  *
  * count: stop after <count> datagrams were handed to the stack (at most
  * <secs> seconds; 0: no limit); gso_size: send <payload>-byte writes that
@@ -16,7 +17,8 @@
  * the sink the "end" marker just after its last, so that the instructions
  * between them are the flood's own.
  *
- * Each mode prints exactly one summary line on stdout:
+ * stamp keeps RX timestamping on until a signal (do_stamp()).
+ * send and sink print exactly one summary line on stdout:
  *   UDPFLOOD send sent=N nobufs=N errors=N pps=N
  *   UDPFLOOD sink pkts=N bytes=N pps=N
  *
@@ -202,11 +204,34 @@ static int do_sink(int port, double secs, int idle_ms, unsigned long long count)
 	return 0;
 }
 
+/*
+ * stamp: hold a socket with SO_TIMESTAMPNS open until a signal.  The first
+ * such socket turns the kernel's RX timestamping on (netstamp_needed_key, a
+ * static branch in every receive); while one stays open, others (ping's)
+ * only count, so no kernel text is patched under a flood: MTTCG has been
+ * seen to run stale code at a site patched then (stop 21's soft lockup).
+ */
+static int do_stamp(void)
+{
+	int fd, one = 1;
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one,
+				 sizeof(one)) < 0) {
+		perror("udpflood: SO_TIMESTAMPNS");
+		return 1;
+	}
+	while (!stop)
+		pause();
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: udpflood send <ip> <port> <secs> <payload> <nsockets> [<count> [<gso_size>]]\n"
-		"       udpflood sink <port> <secs> [<idle_ms> [<count>]]\n");
+		"       udpflood sink <port> <secs> [<idle_ms> [<count>]]\n"
+		"       udpflood stamp\n");
 	exit(2);
 }
 
@@ -228,6 +253,8 @@ int main(int argc, char **argv)
 			       parse_num(argv[3], "secs", 0, 86400),
 			       argc >= 5 ? parse_num(argv[4], "idle_ms", 1, 60000) : 0,
 			       argc == 6 ? parse_num(argv[5], "count", 0, 1000000000) : 0);
+	if (argc == 2 && !strcmp(argv[1], "stamp"))
+		return do_stamp();
 	usage();
 	return 2;
 }
