@@ -55,19 +55,6 @@ stage_files() {
 	done
 }
 
-# nofit_fix WHAT: the fix for a source the kit's changes do not fit:
-# an imported tree of unknown origin whose release Debian ships can be
-# replaced by Debian's source the series is made for; any other (a
-# vendor's or later stable change where the backport touches the
-# driver) needs the kit's maintainers.
-nofit_fix() {
-	if [ "$(manifest_get "$base" package)" = unknown ] && debian_suite "$series" >/dev/null; then
-		echo "import Debian's linux-source-$series, which the series is made for: $(source_advice "$series")"
-	else
-		echo "this source changed $drv where the kit's backport touches it (a vendor or later stable change), so the kit cannot build $drv for it as it is; send the $1 to the kit's maintainers"
-	fi
-}
-
 for drv in $drivers; do
 	# A driver the kernel does not enable (mvneta on x86, mana on armhf) is
 	# not built for it.
@@ -123,7 +110,7 @@ for drv in $drivers; do
 		if [ -f "$out/$drv-fit/$series.fit" ]; then
 			failed=$(sed -n 's/^patch \([^ ]*\) nofit.*/\1/p' "$out/$drv-fit/$series.fit" | head -1)
 			grep '^patch [^ ]* nofit' "$out/$drv-fit/$series.fit" >"$out/$drv-quilt.log" || true
-			die "$drv: patch ${failed:-?}.patch of series $series does not apply to the imported Linux $bv source, and no other series of the kit fits it (above; log: $out/$drv-quilt.log): $(nofit_fix log)"
+			die "$drv: patch ${failed:-?}.patch of series $series does not apply to the imported Linux $bv source, and no other series of the kit fits it (above; log: $out/$drv-quilt.log): $(nofit_fix "$base" "$series" "$drv" log)"
 		fi
 		echo "bqlkit: $drv: no series for Linux $series (kernel $kver), and none of the kit's series fits the Linux $bv source (above); the kit carries: $(cd "$BQLKIT_TOP/patches/$drv" && echo */ | tr -d /)" >&2
 		exit 77
@@ -132,7 +119,7 @@ for drv in $drivers; do
 		# Refused (the adapted result breaks a rule) or half present.
 		why=$(sed -n 's/^verdict refused //p' "$tree.fit")
 		[ -n "$why" ] || why="$(sed -n 's/^patch \([^ ]*\) half-present.*/\1/p' "$tree.fit" | head -1) is half present in it"
-		die "$drv: the kit's changes do not fit the imported Linux $bv source: $why (above; report: $tree.fit): $(nofit_fix report)"
+		die "$drv: the kit's changes do not fit the imported Linux $bv source: $why (above; report: $tree.fit): $(nofit_fix "$base" "$series" "$drv" report)"
 		;;
 	esac
 	pseries=$(sed -n 's/^series //p' "$tree.fit")

@@ -107,7 +107,7 @@ for drv in $drivers; do
 	mkdir -p "$(dirname "$fitd")"
 	frc=0
 	bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$(base_dir "$series")" "$fitd" >&2 || frc=$?
-	[ "$frc" -eq 0 ] || die "$drv: the kit's changes do not fit the imported Linux $series source (above): nothing exported"
+	[ "$frc" -eq 0 ] || die "$drv: the kit's changes do not fit the imported Linux $series source (above; report: $fitd.fit): nothing exported; $(nofit_fix "$(base_dir "$series")" "$series" "$drv" report)"
 	pseries=$(sed -n 's/^series //p' "$fitd.fit")
 	pdir=$BQLKIT_TOP/patches/$drv/$pseries
 	# The file that includes the folded compat header: MAIN= in driver.conf,

@@ -194,6 +194,20 @@ debian_suite() {
 	esac
 }
 
+# nofit_fix BASE SERIES DRIVER WHAT: the fix for an imported source BASE
+# the kit's SERIES changes to DRIVER do not fit: a tree of unknown origin
+# whose release Debian ships can be replaced by Debian's source the series
+# is made for; any other (a vendor's or later stable change where the
+# backport touches the driver) needs the kit's maintainers, who get WHAT
+# (the log, the report).
+nofit_fix() {
+	if [ "$(manifest_get "$1" package)" = unknown ] && debian_suite "$2" >/dev/null; then
+		echo "import Debian's linux-source-$2, which the series is made for: $(source_advice "$2")"
+	else
+		echo "this source changed $3 where the kit's backport touches it (a vendor or later stable change), so the kit cannot build $3 for it as it is; send the $4 to the kit's maintainers"
+	fi
+}
+
 # source_advice SERIES: how to get a Linux SERIES source for `make import`,
 # true for that release: Debian's linux-source-X.Y where Debian has one
 # (here with apt, or from the suite that has it), else a kernel tree.
