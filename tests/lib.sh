@@ -86,6 +86,18 @@ lacks() {
 	fi
 }
 
+# import_edited BASE BASES FILE SED: a vendor tree in one edit: a copy of
+# the imported base BASE with FILE (relative) edited by the sed expression
+# SED, imported into BASES (scripts/import-source.sh: a valid manifest).
+import_edited() {
+	local tree
+	tree=$(mktemp -d)
+	(cd "$1" && tar -c --exclude=MANIFEST .) | tar -x -C "$tree"
+	sed -i "$4" "$tree/$3"
+	BQLKIT_BASES=$2 "$BQLKIT_TOP/scripts/import-source.sh" "$tree" >/dev/null 2>&1
+	rm -rf "$tree"
+}
+
 # vm_crash LOG: one line that says how a VM run that did not reach its end
 # died, from its console log: the first BUG/Oops/WARNING line (the first
 # lines tests/vm/crash-reports.ere names, as find-reports.py), the RIP, the

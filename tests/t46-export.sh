@@ -103,9 +103,6 @@ bad_id=$(SIGNOFF=nobody KVER=$k "$BQLKIT_TOP/scripts/export-series.sh" "$series"
 has export-needs-signoff "who signs off the exported patches? give SIGNOFF='Your Name <you@example.org>'" "$bad_id"
 # A source the series cannot take (the function veth charges BQL in
 # renamed, as t95 does for the build): one error with the fix.
-mkdir -p "$tmp/tree"
-(cd "$(base_dir "$series")" && tar -c --exclude=MANIFEST .) | tar -x -C "$tmp/tree"
-sed -i 's/static int veth_xdp_rx(/static int veth_xdp_rx_renamed(/' "$tmp/tree/drivers/net/veth.c"
-BQLKIT_BASES=$tmp/bases-edit "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/tree" >/dev/null 2>&1
+import_edited "$(base_dir "$series")" "$tmp/bases-edit" drivers/net/veth.c 's/static int veth_xdp_rx(/static int veth_xdp_rx_renamed(/'
 bad export-does-not-fit-names-fix "veth: the kit's changes do not fit the imported Linux $series source (above; report: .*): nothing exported; import Debian's linux-source-$series" \
 	env BQLKIT_BASES="$tmp/bases-edit" KVER="$k" "$BQLKIT_TOP/scripts/export-series.sh" "$series" veth

@@ -22,8 +22,7 @@ fi
 # (NAPI, the xmit path and the wire's timer on one CPU), the others on two,
 # as t82 does: one vCPU in CI at no extra cost.
 for row in trixie-6.12:trixie-security:2 sid-7.2:sid:1 trixie-bpo-7.3:trixie-backports:2; do
-	id=${row%%:*} suite=${row#*:} smp=${row##*:}
-	suite=${suite%:*}
+	IFS=: read -r id suite smp <<<"$row"
 	series=${id##*-}
 	t=mana-$id
 	if [ ! -f "$(base_dir "$series")/MANIFEST" ]; then

@@ -66,10 +66,7 @@ expect_error series-no-base "no imported Linux 5.15 source for veth: run 'make i
 
 # Sources of another version: same series, other sublevel (a note; STRICT=1
 # refuses), another series (refused), truncated or corrupted tarballs.
-mkdir -p "$tmp/tree"
-(cd "$base61" && tar -c --exclude=MANIFEST .) | tar -x -C "$tmp/tree"
-sed -i 's/^SUBLEVEL = .*/SUBLEVEL = 150/' "$tmp/tree/Makefile"
-BQLKIT_BASES=$tmp/bases-sub "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/tree" >/dev/null 2>&1
+import_edited "$base61" "$tmp/bases-sub" Makefile 's/^SUBLEVEL = .*/SUBLEVEL = 150/'
 bv=$(kernel_version "$(kdir_for "$K1")")
 bad source-other-sublevel-strict "imported source is Linux 6.1.150 but kernel $K1 is Linux $bv (STRICT=1): import the matching source" \
 	env STRICT=1 BQLKIT_BASES="$tmp/bases-sub" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
@@ -104,22 +101,16 @@ bad imported-file-edited "imported file changed since import .*veth.c.*: re-impo
 	env BQLKIT_BASES="$tmp/bases-edit" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
 # A vendor's edit inside a function the series rewrites is adapted
 # (wiggle: the edited line is one the change removes), and re-proved.
-rm -rf "$tmp/tree" && mkdir -p "$tmp/tree"
-(cd "$base61" && tar -c --exclude=MANIFEST .) | tar -x -C "$tmp/tree"
-sed -i "s/$veth_ok/$veth_bad/" "$tmp/tree/drivers/net/veth.c"
-BQLKIT_BASES=$tmp/bases-vendor "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/tree" >/dev/null 2>&1
+import_edited "$base61" "$tmp/bases-vendor" drivers/net/veth.c "s/$veth_ok/$veth_bad/"
 out=$(BQLKIT_BASES=$tmp/bases-vendor BQLKIT_BUILD=$tmp/b "$BQLKIT_TOP/scripts/build.sh" "$K1" veth 2>&1) && rc=0 || rc=$?
 check vendor-edit-adapted-builds test "$rc" -eq 0
 has vendor-edit-adapted-says-so "0001-veth-.* *adapted: .*re-proved by the rules" "$out"
 lacks vendor-edit-adapted-kept-edit 'ptr_ring_produce(&rq->xdp_ring, skb) != 0' "$(cat "$tmp/b/$K1/veth-src/drivers/net/veth.c")"
 # One the series cannot take (the function it charges BQL in renamed):
 # refused by the rules after adaptation, with the fix.
-rm -rf "$tmp/tree" "$tmp/bases-vendor" && mkdir -p "$tmp/tree"
-(cd "$base61" && tar -c --exclude=MANIFEST .) | tar -x -C "$tmp/tree"
-sed -i 's/static int veth_xdp_rx(/static int veth_xdp_rx_renamed(/' "$tmp/tree/drivers/net/veth.c"
-BQLKIT_BASES=$tmp/bases-vendor "$BQLKIT_TOP/scripts/import-source.sh" "$tmp/tree" >/dev/null 2>&1
+import_edited "$base61" "$tmp/bases-renamed" drivers/net/veth.c 's/static int veth_xdp_rx(/static int veth_xdp_rx_renamed(/'
 bad patch-does-not-fit "veth: the kit's changes do not fit the imported Linux 6.1.[0-9]* source: series 6.1: the result does not hold 0002-veth-.*bql-charge .*import Debian's linux-source-6.1" \
-	env BQLKIT_BASES="$tmp/bases-vendor" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
+	env BQLKIT_BASES="$tmp/bases-renamed" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
 
 # Secure Boot: the advice, and the refusal of an unsigned module (a fake
 # /lib/modules is not possible here: use the DKMS tree of t50's kind).
