@@ -77,7 +77,7 @@ accel=tcg,thread=multi
 qemu_cmd() {
 	case $VM_ARCH in
 	amd64)
-		echo "$(qemu_bin qemu-system-x86_64)" -accel "$accel" -cpu qemu64 -M q35 \
+		echo "$(qemu_bin qemu-system-x86_64)" -accel "$accel" -cpu qemu64,+rdrand -M q35 \
 			-smp "$smp" -m "$mem" -nographic -no-reboot -nic none \
 			-kernel "$kernel" -initrd "$initrd" ;;
 	arm64)
