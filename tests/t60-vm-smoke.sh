@@ -60,8 +60,8 @@ done
 
 # Kernel text patched under a flood (guest/textpoke.sh: pings, each
 # turning RX timestamping on and off, during a slowed-receiver flood, with a
-# kprobe counting static branch updates): guest/init holds the branches the
-# scenarios flip, so there must be none.  Without the hold (bqlkit.hold=0)
+# kprobes counting the kernel's text patches): guest/init holds the branches
+# the scenarios flip, so there must be none.  Without the hold (bqlkit.hold=0)
 # 40 pings made 80 updates, and MTTCG hung a vCPU at the patched branch in
 # 2 of 11 such runs on 6.1, stock veth as well (stop 21's smoke lockup).
 [ ! -f "$BQLKIT_BUILD/$k1/veth.ko" ] ||

@@ -233,7 +233,7 @@ check_veth() {
 [[ -z $foreign ]] || fetch_foreign busybox-static
 install_busybox
 if [[ -n $foreign ]]; then install_foreign_tools; else install_host_tools; fi
-tools="udpflood bqlwatch manactl tcpload"
+tools="udpflood bqlwatch manactl tcpload xdpload"
 # tsprobe and vmmark serve make bench, on amd64 guests only (vmmark's
 # marker is an x86-64 instruction).
 [[ -n $foreign ]] || tools+=" tsprobe vmmark"
@@ -267,6 +267,17 @@ for f in "${extra[@]}"; do
 	mkdir -p "$root$(dirname "${f#*:}")"
 	cp "${f%%:*}" "$root${f#*:}"
 done
+# XDP programs: guest/init holds each on a dummy device of its own, which it
+# creates after loading dummy.ko without the default dummy0 (so the module is
+# staged, not in load.list).
+if compgen -G "$root/bqlkit/xdp_*.o" >/dev/null; then
+	f=$(find_module dummy)
+	if [[ -n $f ]]; then
+		stage_module dummy "$f"
+	else
+		is_builtin dummy || die "module dummy not found in $moddir"
+	fi
+fi
 
 mkdir -p "$(dirname "$out")"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$out.tmp"

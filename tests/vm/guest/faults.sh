@@ -24,7 +24,6 @@ PAYLOAD=64
 SOCKETS=8 # spread over the 4 tx queues (the socket hash picks the queue)
 # shellcheck disable=SC2034 # read by setup_pair (lib.sh)
 PAIR_QUEUES=4
-XDP_OBJ=/bqlkit/xdp_pass.o
 VETH_KO=/lib/modules/bqlkit/veth.ko
 
 # ok_or_note CMD...: run CMD; on failure record it for the -ops result.
@@ -179,7 +178,7 @@ fault_xdp() {
 	for _gro in on off; do
 		ok_or_note in_ns B ethtool -K vethB gro "$_gro"
 		sleep 0.3
-		ok_or_note ip -n B link set dev vethB xdp obj "$XDP_OBJ" sec xdp
+		ok_or_note xdp_attach B vethB xdp_pass
 		ok_or_note xdp_attached
 		sleep 1
 		ok_or_note ip -n B link set dev vethB xdp off

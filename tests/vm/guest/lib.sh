@@ -18,6 +18,8 @@ mkdir -p "$BQLKIT_RUN"
 ADDR_A=10.0.0.1
 ADDR_B=10.0.0.2
 FLOOD_PORT=9000
+# XDP programs guest/init loaded and holds in the XDP dispatcher, pinned.
+XDP_PINS=/run/bpf
 
 # emit KIND key=value...: print a data line and keep it for later queries.
 emit() {
@@ -53,6 +55,36 @@ in_ns() {
 	shift
 	ip netns exec "$_ns" "$@"
 }
+
+# xdp_attach NS DEV NAME: attach the XDP program /bqlkit/NAME.o to DEV in
+# NS: the copy guest/init holds when there is one (attaching it rewrites no
+# kernel text), else a fresh load (bqlkit.hold=0).
+xdp_attach() {
+	if [ -e "$XDP_PINS/$3" ]; then
+		ip -n "$1" link set dev "$2" xdp pinned "$XDP_PINS/$3"
+	else
+		ip -n "$1" link set dev "$2" xdp obj "/bqlkit/$3.o" sec xdp
+	fi
+}
+
+# Kernel text patches, counted (x86).  poke_probe puts a kprobe on each of
+# the functions that every patch goes through (static branches, static
+# calls, the XDP dispatcher: text_poke_bp and text_poke_finish, renamed
+# smp_text_poke_single and smp_text_poke_batch_finish in 6.16) that this
+# kernel has, and fails when it has none (not x86, no CONFIG_KPROBE_EVENTS);
+# pokes prints their hits so far.
+POKE_T=/sys/kernel/tracing
+poke_probe() {
+	mount -t tracefs nodev "$POKE_T" 2>/dev/null
+	[ -d "$POKE_T/events/bqlkit" ] && return 0
+	for _pf in text_poke_bp text_poke_finish smp_text_poke_single smp_text_poke_batch_finish; do
+		grep -q " $_pf\$" /proc/kallsyms || continue
+		echo "p:bqlkit/poke_$_pf $_pf" >>"$POKE_T/kprobe_events" 2>/dev/null &&
+			echo 1 >"$POKE_T/events/bqlkit/poke_$_pf/enable" 2>/dev/null
+	done
+	[ -d "$POKE_T/events/bqlkit" ]
+}
+pokes() { awk '$1 ~ /^poke_/ { n += $2 } END { print n + 0 }' "$POKE_T/kprobe_profile"; }
 
 ensure_netns() {
 	[ -e "/run/netns/$1" ] || ip netns add "$1" || return 1

@@ -104,11 +104,16 @@ if want doorbells; then
 fi
 
 # XDP under load on B: XDP_PASS, then XDP_TX bouncing the flood back (its
-# frames share B's SQs but are never charged to BQL), then detach.
+# frames share B's SQs but are never charged to BQL), then detach.  The
+# programs are guest/init's held copies: no kernel text is patched while
+# the flood runs through the XDP dispatcher (xdp_no_text_patch).
 if want xdp; then
+	probe=
+	! poke_probe || probe=1
 	udp_start A "$ADDR_B" $((SECS * 2 + 6)) 256 2
 	sleep 1
-	if in_ns B ip link set dev maB xdp obj /bqlkit/xdp_pass.o sec xdp; then
+	[ -z "$probe" ] || p0=$(pokes)
+	if xdp_attach B maB xdp_pass; then
 		result xdp_pass_attach PASS "XDP_PASS attached to maB under load"
 	else
 		result xdp_pass_attach FAIL "ip link set maB xdp failed"
@@ -117,7 +122,7 @@ if want xdp; then
 	check xdp_pass_ping "B still reachable with XDP_PASS" ping_ok
 	in_ns B ip link set dev maB xdp off
 	mdump xdp0 B maB
-	if in_ns B ip link set dev maB xdp obj /bqlkit/xdp_tx.o sec xdp; then
+	if xdp_attach B maB xdp_tx; then
 		result xdp_tx_attach PASS "XDP_TX attached to maB under load"
 	else
 		result xdp_tx_attach FAIL "ip link set maB xdp (xdp_tx) failed"
@@ -127,8 +132,15 @@ if want xdp; then
 	mdump xdp1 B maB
 	bounced=$(mdelta xdp0 xdp1 maB tx_frames)
 	in_ns B ip link set dev maB xdp off
+	[ -z "$probe" ] || p1=$(pokes)
 	udp_stop A
-	emit "xdp bounced_frames=$bounced b_max_inflight=$xdp_inflight"
+	emit "xdp bounced_frames=$bounced b_max_inflight=$xdp_inflight text_patches=${probe:+$((p1 - p0))}"
+	if [ -n "$probe" ]; then
+		check xdp_no_text_patch "$((p1 - p0)) kernel text patches while XDP came and went under load" \
+			[ "$((p1 - p0))" -eq 0 ]
+	else
+		result xdp_no_text_patch SKIP "no kprobe on the kernel's text patching (not x86, or no CONFIG_KPROBE_EVENTS)"
+	fi
 	check xdp_tx_sent "XDP_TX frames left through B's SQs ($bounced)" [ "$bounced" -gt 100 ]
 	check xdp_tx_not_charged "XDP_TX frames never charged to BQL (B's max inflight $xdp_inflight)" [ "$xdp_inflight" -eq 0 ]
 	check xdp_detach_ping "A pings B after XDP is detached" ping_ok

@@ -4,23 +4,15 @@
 # timestamping on and, when it closes, off: without guest/init's hold
 # (bqlkit.hold=0) each can patch a static branch in the receive path while
 # the flood runs through it, which MTTCG has been seen to hang on (stop 21's
-# soft lockup); with the hold they only count.  A kprobe on
-# arch_jump_label_transform_apply (x86: every static branch update goes
-# through it) counts the updates during the flood: textpoke_no_patch wants
-# none.  tests/t60.
+# soft lockup); with the hold they only count.  poke_probe (lib.sh) counts
+# the kernel's text patches during the flood: textpoke_no_patch wants none.
+# tests/t60.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "${BQLKIT_GUEST:-/bqlkit}/lib.sh"
 
 TOGGLES=$(knob toggles 10)
-T=/sys/kernel/tracing
-mount -t tracefs nodev "$T" 2>/dev/null
 PROBE=
-if echo 'p:bqlkit/poke arch_jump_label_transform_apply' >>"$T/kprobe_events" 2>/dev/null &&
-	echo 1 >"$T/events/bqlkit/poke/enable" 2>/dev/null; then
-	PROBE=1
-fi
-# pokes: the probe's hits so far.
-pokes() { awk '$1 == "poke" { print $2 }' "$T/kprobe_profile"; }
+! poke_probe || PROBE=1
 
 check setup_pair "slow=300" setup_pair 300
 ping_ok
@@ -37,9 +29,9 @@ sleep 0.5 # the deferred timestamping work of the last ping
 emit "textpoke pings=$TOGGLES replies=$ok updates=${PROBE:+$((p1 - p0))} uptime=$(uptime_s)"
 flood_stop
 if [ -n "$PROBE" ]; then
-	check textpoke_no_patch "$((p1 - p0)) static branch updates during the flood" [ "$((p1 - p0))" -eq 0 ]
+	check textpoke_no_patch "$((p1 - p0)) kernel text patches during the flood" [ "$((p1 - p0))" -eq 0 ]
 else
-	result textpoke_no_patch SKIP "no kprobe on arch_jump_label_transform_apply (not x86, or no CONFIG_KPROBE_EVENTS)"
+	result textpoke_no_patch SKIP "no kprobe on the kernel's text patching (not x86, or no CONFIG_KPROBE_EVENTS)"
 fi
 check textpoke_flood_survived "$TOGGLES pings started and ended under the flood; ping after" ping_ok
 delete_pair

@@ -21,8 +21,6 @@
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "${BQLKIT_GUEST:-/bqlkit}/lib.sh"
 
-BOUNCE_OBJ=/bqlkit/xdp_bounce.o
-
 requeues() {
 	tc -n A -s qdisc show dev vethA | sed -n 's/.*requeues \([0-9]*\).*/\1/p' | head -n1
 }
@@ -68,7 +66,7 @@ variant() {
 	ip -n A neigh replace "$ADDR_B" lladdr "$_mac_b" dev vethA nud permanent
 	ping_ok
 	defer_napi vethB B 30 || { result "xoff-$V-setup" FAIL "napi_defer_hard_irqs/gro_flush_timeout"; return; }
-	ip -n A link set dev vethA xdp obj "$BOUNCE_OBJ" sec xdp ||
+	xdp_attach A vethA xdp_bounce ||
 		{ result "xoff-$V-setup" FAIL "xdp_bounce on vethA"; return; }
 	/usr/sbin/ip netns exec B /usr/bin/udpflood send "$ADDR_A" 9999 60 64 2 >/dev/null 2>&1 &
 	_bounce=$!
