@@ -78,7 +78,6 @@ poke_probe() {
 	mount -t tracefs nodev "$POKE_T" 2>/dev/null
 	[ -d "$POKE_T/events/bqlkit" ] && return 0
 	for _pf in text_poke_bp text_poke_finish smp_text_poke_single smp_text_poke_batch_finish; do
-		grep -q " $_pf\$" /proc/kallsyms || continue
 		echo "p:bqlkit/poke_$_pf $_pf" >>"$POKE_T/kprobe_events" 2>/dev/null &&
 			echo 1 >"$POKE_T/events/bqlkit/poke_$_pf/enable" 2>/dev/null
 	done
