@@ -607,8 +607,9 @@ def markdown(results, meta):
     else:
         L.append("QEMU multi-threaded TCG: guest time is the host's; timings depend on the host's load.")
     L.append(f"Per boot a plan of floods on fresh veth pairs (fq_codel on the sender, TSO off, GRO on at the receiver; "
-             f"{p.get('sockets')} sender sockets; RX timestamping and the ingress hook on for the whole boot, in both "
-             f"boots, so that no static branch is patched under a flood: tests/vm/guest/init): cost floods (a fixed number of 64-byte datagrams, unslowed "
+             f"{p.get('sockets')} sender sockets; RX timestamping, the ingress hook and the RNG on for the whole boot, and "
+             f"the DO_ONCE branches used up before the plan, in both boots, so that no static branch is patched under a "
+             f"flood: tests/vm/guest/init): cost floods (a fixed number of 64-byte datagrams, unslowed "
              f"receiver; `cost` with veth's softirq NAPI, `split` with vethB's NAPI in a kthread on vCPU 1 and the "
              f"sender on vCPU 0), then the idle latency and floods against a receiver slowed by {p.get('slow')} "
              f"ingress u32 filters ({bp.get('secs', p.get('secs'))} s each; NAPI {p.get('slow_napi', 'softirq')}, "
