@@ -25,10 +25,18 @@ patch, each patch rewritten as the difference between consecutive
 snapshots, its DEP-3 header kept, and the series refreshed with the kit's
 quiltrc so the result is what `make drift` expects.  Lines starting with
 "#" outside blocks are comments.
+
+A series with no imported base (6.6 here) is edited in its patch text
+instead: the old text must be lines that patch adds (all "+" lines, in one
+hunk, once in the patch); the hunk counts and the line numbers of its later
+hunks and of the later patches' hunks in that file are recomputed; an edit
+that overlaps a later patch's hunk is refused.  Nothing is applied then:
+import the base and run `make drift` to prove it.
 """
 import argparse
 import fnmatch
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -128,6 +136,120 @@ def refresh(base, sdir, patches):
             shutil.copy(os.path.join(pdir, p), os.path.join(sdir, p))
 
 
+HUNK = re.compile(r'^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$')
+
+
+def parse_patch(text):
+    """[(kind, data)]: ('raw', line) or ('hunk', {file, os, oc, ns, nc, tail, lines})."""
+    out, lines, i, cur = [], text.split('\n'), 0, None
+    while i < len(lines):
+        ln = lines[i]
+        m = HUNK.match(ln)
+        if m and cur:
+            oc = int(m.group(2) if m.group(2) is not None else 1)
+            nc = int(m.group(4) if m.group(4) is not None else 1)
+            body, o, n = [], 0, 0
+            i += 1
+            while (o < oc or n < nc) and i < len(lines):
+                b = lines[i]
+                body.append(b)
+                if b[:1] in (' ', '-', ''):
+                    o += 1
+                if b[:1] in (' ', '+', ''):
+                    n += 1
+                i += 1
+            while i < len(lines) and lines[i].startswith('\\'):
+                body.append(lines[i])
+                i += 1
+            out.append(('hunk', {'file': cur, 'os': int(m.group(1)), 'ns': int(m.group(3)),
+                                 'oc0': oc, 'nc0': nc, 'tail': m.group(5), 'lines': body}))
+            continue
+        if ln.startswith('+++ b/'):
+            cur = ln[6:].strip()
+        out.append(('raw', ln))
+        i += 1
+    return out
+
+
+def unparse_patch(items):
+    text = []
+    for kind, d in items:
+        if kind == 'raw':
+            text.append(d)
+            continue
+        oc = sum(1 for b in d['lines'] if b[:1] in (' ', '-', ''))
+        nc = sum(1 for b in d['lines'] if b[:1] in (' ', '+', ''))
+        text.append('@@ -%d,%d +%d,%d @@%s' % (d['os'], oc, d['ns'], nc, d['tail']))
+        text.extend(d['lines'])
+    return '\n'.join(text)
+
+
+def edit_patch_text(sdir, series, edits, used):
+    """Edit a base-less series in its patch text: [(patch, new text)]."""
+    patches = series_patches(sdir)
+    parsed = [parse_patch(open(os.path.join(sdir, p)).read()) for p in patches]
+    moved = [[] for _ in patches]  # per patch: (file, new-side line, delta, length)
+    for e in edits:
+        if e['only'] and series not in e['only']:
+            continue
+        hits = [k for k, p in enumerate(patches) if fnmatch.fnmatch(p, e['glob'])]
+        if len(hits) != 1:
+            die('%s: %s: %d patches match %s' % (e['where'], series, len(hits), e['glob']))
+        k = hits[0]
+        used.add(e['where'])
+        old = ['+' + x for x in e['old'].split('\n')[:-1]]
+        new = ['+' + x for x in e['new'].split('\n')[:-1]]
+        found = []
+        for kind, d in parsed[k]:
+            if kind != 'hunk':
+                continue
+            for j in range(len(d['lines']) - len(old) + 1):
+                if d['lines'][j:j + len(old)] == old:
+                    found.append((d, j))
+        if len(found) != 1:
+            die('%s: %s: no imported base, and the old text is %s lines that %s adds '
+                '(without a base only added lines can be edited): make import SRC=...'
+                % (e['where'], series, 'not' if not found else 'more than once',
+                   patches[k]))
+        d, j = found[0]
+        at = d['ns'] + sum(1 for b in d['lines'][:j] if b[:1] in (' ', '+', ''))
+        # in the patch's original numbering: take out earlier edits above it
+        at -= sum(dl for (f, a, dl, ln) in moved[k] if f == d['file'] and a < at)
+        d['lines'][j:j + len(old)] = new
+        moved[k].append((d['file'], at, len(new) - len(old), len(old)))
+    # Renumber.  Positions are in each patch's original numbering: an edit
+    # made in patch k sits at its original new-side line; before patch k+1
+    # uses it, it is carried through nothing (k+1's old side is k's new
+    # side), and through each later patch by that patch's original hunks.
+    pending = []  # (file, line, delta, old length) in the current numbering
+    for k, items in enumerate(parsed):
+        hunks = [d for kind, d in items if kind == 'hunk']
+        orig = [(d['file'], d['os'], d['oc0'], d['nc0']) for d in hunks]
+        run = {}
+        for d in hunks:
+            o0 = d['os']
+            for (f, at, dl, ln) in pending:
+                if f == d['file'] and at < o0 + d['oc0'] and o0 < at + ln:
+                    die('%s: an edit of %s overlaps a hunk of %s; import the base'
+                        % (series, d['file'], patches[k]))
+            d['os'] = o0 + sum(dl for (f, at, dl, ln) in pending if f == d['file'] and at < o0)
+            d['ns'] = d['os'] + run.get(d['file'], 0)
+            nc = sum(1 for b in d['lines'] if b[:1] in (' ', '+', ''))
+            oc = sum(1 for b in d['lines'] if b[:1] in (' ', '-', ''))
+            run[d['file']] = run.get(d['file'], 0) + nc - oc
+        carried = []
+        for (f, at, dl, ln) in pending:
+            carried.append((f, at + sum(n - o for (hf, ho, o, n) in orig
+                                        if hf == f and ho + o <= at), dl, ln))
+        pending = carried + moved[k]
+    out = []
+    for p, items in zip(patches, parsed):
+        text = unparse_patch(items)
+        if text != open(os.path.join(sdir, p)).read():
+            out.append((p, text))
+    return sdir, out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--driver', default='veth')
@@ -142,11 +264,13 @@ def main():
     wanted = args.only.split(',') if args.only else all_series
     used = set()
     results = {}
+    textonly = {}
     for series in wanted:
         sdir = os.path.join(ddir, series)
         base = os.path.join(bases, series)
         if not os.path.isfile(os.path.join(base, 'MANIFEST')):
-            die('no imported Linux %s base (%s): make import SRC=...' % (series, base))
+            textonly[series] = edit_patch_text(sdir, series, edits, used)
+            continue
         patches = series_patches(sdir)
         texts = [open(os.path.join(sdir, p)).read() for p in patches]
         files = []
@@ -185,6 +309,12 @@ def main():
     unused = [e['where'] for e in edits if e['where'] not in used]
     if unused:
         die('edits that matched no series: ' + ', '.join(unused))
+    for series, (sdir, changes) in textonly.items():
+        for p, n in changes:
+            open(os.path.join(sdir, p), 'w').write(n)
+        print('edit-series: %s/%s: %s (no base: patch text edited, not applied; '
+              'import the base and run make drift to check it)'
+              % (args.driver, series, ', '.join(p for p, _ in changes) or 'unchanged'))
     for series, (sdir, base, patches, texts, new_texts) in results.items():
         if texts == new_texts:
             continue

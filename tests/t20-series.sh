@@ -58,3 +58,41 @@ else
 fi
 expect_error refuse-missing-headers "apt-get install linux-headers-9.9.9-none" \
 	"$BQLKIT_TOP/scripts/build.sh" 9.9.9-none
+
+# scripts/edit-series.py without a base (the 6.6 series here) edits the
+# patch text: the same edit must give the same series as with the base.
+es() {
+	local d=$tmp/es-$1
+	mkdir -p "$d/scripts" "$d/patches"
+	cp "$BQLKIT_TOP/scripts/edit-series.py" "$BQLKIT_TOP/scripts/quiltrc" "$d/scripts/"
+	cp -r "$BQLKIT_TOP/patches/veth" "$d/patches/"
+	echo "$d"
+}
+cat >"$tmp/es.spec" <<'SPEC'
+@ *time-based-bql-completion-coalescing*
+<<<<
+		rq->bql_pending = 0;
+		rq->bql_pending_since = 0;
+		veth_bql_consumed(txq, n);
+====
+		rq->bql_pending = 0;
+		rq->bql_pending_since = 0;
+		/* t20: an edit that adds
+		 * two lines
+		 */
+		veth_bql_consumed(txq, n);
+>>>>
+SPEC
+esb=$(es base) esn=$(es nobase)
+mkdir -p "$tmp/nobases"
+if BQLKIT_BASES=$(dirname "$(base_dir 6.12)") python3 "$esb/scripts/edit-series.py" --only 6.12 "$tmp/es.spec" >"$tmp/es-base.out" 2>&1 &&
+	BQLKIT_BASES=$tmp/nobases python3 "$esn/scripts/edit-series.py" --only 6.12 "$tmp/es.spec" >"$tmp/es-nobase.out" 2>&1; then
+	check edit-series-nobase-changed grep -q 'no base: patch text edited' "$tmp/es-nobase.out"
+	check edit-series-nobase-same-as-base diff -r "$esb/patches/veth/6.12" "$esn/patches/veth/6.12"
+else
+	fail edit-series-nobase-same-as-base "$(tail -2 "$tmp/es-base.out" "$tmp/es-nobase.out" | tr '\n' ' ')"
+fi
+# Context lines cannot be edited without the base.
+printf '@ *time-based-bql-completion-coalescing*\n<<<<\n\tstruct ptr_ring\t\txdp_ring;\n====\n\tstruct ptr_ring\t\txdp_ring; /* t20 */\n>>>>\n' >"$tmp/es-ctx.spec"
+expect_error edit-series-nobase-refuses-context "only added lines can be edited" \
+	env BQLKIT_BASES="$tmp/nobases" python3 "$(es ctx)/scripts/edit-series.py" --only 6.12 "$tmp/es-ctx.spec"
