@@ -85,6 +85,17 @@ def series_patches(sdir):
             if p.strip() and not p.startswith('#')]
 
 
+def target_patch(e, series, patches, used):
+    """Index of the patch of SERIES that edit E names, or None if E skips SERIES."""
+    if e['only'] and series not in e['only']:
+        return None
+    hits = [k for k, p in enumerate(patches) if fnmatch.fnmatch(p, e['glob'])]
+    if len(hits) != 1:
+        die('%s: %s: %d patches match %s' % (e['where'], series, len(hits), e['glob']))
+    used.add(e['where'])
+    return hits[0]
+
+
 def patch_files(text):
     return [ln[6:].strip() for ln in text.split('\n') if ln.startswith('+++ b/')]
 
@@ -171,14 +182,19 @@ def parse_patch(text):
     return out
 
 
+def hunk_counts(lines):
+    """(old-side, new-side) line counts of a hunk body."""
+    return (sum(1 for b in lines if b[:1] in (' ', '-', '')),
+            sum(1 for b in lines if b[:1] in (' ', '+', '')))
+
+
 def unparse_patch(items):
     text = []
     for kind, d in items:
         if kind == 'raw':
             text.append(d)
             continue
-        oc = sum(1 for b in d['lines'] if b[:1] in (' ', '-', ''))
-        nc = sum(1 for b in d['lines'] if b[:1] in (' ', '+', ''))
+        oc, nc = hunk_counts(d['lines'])
         text.append('@@ -%d,%d +%d,%d @@%s' % (d['os'], oc, d['ns'], nc, d['tail']))
         text.extend(d['lines'])
     return '\n'.join(text)
@@ -190,13 +206,9 @@ def edit_patch_text(sdir, series, edits, used):
     parsed = [parse_patch(open(os.path.join(sdir, p)).read()) for p in patches]
     moved = [[] for _ in patches]  # per patch: (file, new-side line, delta, length)
     for e in edits:
-        if e['only'] and series not in e['only']:
+        k = target_patch(e, series, patches, used)
+        if k is None:
             continue
-        hits = [k for k, p in enumerate(patches) if fnmatch.fnmatch(p, e['glob'])]
-        if len(hits) != 1:
-            die('%s: %s: %d patches match %s' % (e['where'], series, len(hits), e['glob']))
-        k = hits[0]
-        used.add(e['where'])
         old = ['+' + x for x in e['old'].split('\n')[:-1]]
         new = ['+' + x for x in e['new'].split('\n')[:-1]]
         found = []
@@ -212,7 +224,7 @@ def edit_patch_text(sdir, series, edits, used):
                 % (e['where'], series, 'not' if not found else 'more than once',
                    patches[k]))
         d, j = found[0]
-        at = d['ns'] + sum(1 for b in d['lines'][:j] if b[:1] in (' ', '+', ''))
+        at = d['ns'] + hunk_counts(d['lines'][:j])[1]
         # in the patch's original numbering: take out earlier edits above it
         at -= sum(dl for (f, a, dl, ln) in moved[k] if f == d['file'] and a < at)
         d['lines'][j:j + len(old)] = new
@@ -234,8 +246,7 @@ def edit_patch_text(sdir, series, edits, used):
                         % (series, d['file'], patches[k]))
             d['os'] = o0 + sum(dl for (f, at, dl, ln) in pending if f == d['file'] and at < o0)
             d['ns'] = d['os'] + run.get(d['file'], 0)
-            nc = sum(1 for b in d['lines'] if b[:1] in (' ', '+', ''))
-            oc = sum(1 for b in d['lines'] if b[:1] in (' ', '-', ''))
+            oc, nc = hunk_counts(d['lines'])
             run[d['file']] = run.get(d['file'], 0) + nc - oc
         carried = []
         for (f, at, dl, ln) in pending:
@@ -278,16 +289,13 @@ def main():
             files += [f for f in patch_files(t) if f not in files]
         snaps = snapshots(base, sdir, patches, files)
         for e in edits:
-            if e['only'] and series not in e['only']:
+            t = target_patch(e, series, patches, used)
+            if t is None:
                 continue
-            hits = [k for k, p in enumerate(patches) if fnmatch.fnmatch(p, e['glob'])]
-            if len(hits) != 1:
-                die('%s: %s: %d patches match %s' % (e['where'], series, len(hits), e['glob']))
-            used.add(e['where'])
-            for k in range(hits[0] + 1, len(snaps)):
+            for k in range(t + 1, len(snaps)):
                 found = [f for f in files if snaps[k][f].count(e['old']) == 1]
                 many = [f for f in files if snaps[k][f].count(e['old']) > 1]
-                if k > hits[0] + 1 and not found and not many:
+                if k > t + 1 and not found and not many:
                     # A later patch rewrites this text: it now rewrites
                     # the edited text instead.
                     print('edit-series: %s: %s: %s rewrites the edited text; not carried further'
