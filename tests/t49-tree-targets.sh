@@ -11,10 +11,17 @@
 #                               by content) from the suite's cache: t82
 #                               builds the same one, ~8 min from nothing
 #   make prepare-tree TREE      defconfig + the kit's drivers, modules_prepare
-#                               (in the tree: last, as O= builds need it clean)
+#                               (in a copy of the tree: O= builds need it clean)
 #   make build KDIR=TREE        veth and mana against it (with the ABI check)
 # t47 does the same for a matrix row; t41/t64 use 5.15/6.6 trees where a
-# machine has them.  ~15 min, most of it the kernel build.
+# machine has them.
+# The kit's cache and build directory start empty; the kernel tree and the
+# O= directory of make vm-kernel are the user's, and are kept in the
+# suite's cache (t49-tree/, keyed by the linux-source tarball) like a
+# user's kernel build directory: the first run compiles the kernel (~15 min
+# on 2 cores), later runs rebuild what changed (Kbuild; ~1 min).  Each run
+# still configures, links, installs and boots it.  prepare-tree (which
+# writes into the tree) gets a copy of the tree, so the kept one stays clean.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -32,12 +39,14 @@ if [ ! -f "$src" ]; then
 	exit 0
 fi
 tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/bqlkit-t49.XXXXXX")
+keep=$BQLKIT_CACHE/t49-tree
 logs=$BQLKIT_BUILD/test-logs/t49
 rm -rf "$logs"
 mkdir -p "$logs"
 # The build logs the errors name, and bench's results, live in $tmp: keep them.
 cleanup() {
-	(cd "$tmp" && find build build-bench vm results -maxdepth 3 \( -name '*.log' -o -name '*.json' -o -name '*.md' \) -print0 2>/dev/null |
+	mkdir -p "$logs/vm" && cp "$keep"/vm/*.log "$logs/vm/" 2>/dev/null || true
+	(cd "$tmp" && find build build-bench results -maxdepth 3 \( -name '*.log' -o -name '*.json' -o -name '*.md' \) -print0 2>/dev/null |
 		xargs -0 -r cp --parents -t "$logs") || true
 	rm -rf "$tmp"
 }
@@ -65,20 +74,27 @@ run() {
 	return "$rc"
 }
 
-tar -C "$tmp" -xf "$src"
-tree=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' -print -quit)
+# The kept tree and O= directory: made again when the tarball changed.
+key=$(stat -c '%s %Y' "$src")
+if [ "$(cat "$keep/key" 2>/dev/null)" != "$key" ]; then
+	rm -rf "$keep"
+	mkdir -p "$keep/src" "$keep/vm"
+	tar -C "$keep/src" -xf "$src"
+	echo "$key" >"$keep/key"
+fi
+tree=$(find "$keep/src" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' -print -quit)
 kv=$(kernel_version "$tree")
 
-# --- make vm-kernel: first, while the tree is clean (O= build) ------------
+# --- make vm-kernel: the tree is clean (O= build) ---------------------------
 start=$SECONDS
-if run tree-targets-vm-kernel "$logs/vm-kernel.log" mk vm-kernel TREE="$tree" OUT="$tmp/vm"; then
+if run tree-targets-vm-kernel "$logs/vm-kernel.log" mk vm-kernel TREE="$tree" OUT="$keep/vm"; then
 	echo "t49: make vm-kernel (Linux $kv) in $((SECONDS - start)) s" >&2
-	rel=$(cat "$tmp/vm/include/config/kernel.release")
+	rel=$(cat "$keep/vm/include/config/kernel.release")
 	kimg=$BQLKIT_CACHE/kernels/$rel
 	check tree-targets-vm-kernel-release test "$rel" = "$kv-vm"
 	check tree-targets-vm-kernel-image test -s "$kimg/boot/vmlinuz-$rel"
 	check tree-targets-vm-kernel-veth-module test -n "$(find "$kimg/lib/modules/$rel" -name 'veth.ko*' -print -quit)"
-	check tree-targets-vm-kernel-marked test "$(cat "$kimg/.bqlkit-tree-kernel")" = "$tmp/vm"
+	check tree-targets-vm-kernel-marked test "$(cat "$kimg/.bqlkit-tree-kernel")" = "$keep/vm"
 fi
 
 # --- make import: the base, from the tree ----------------------------------
@@ -124,7 +140,9 @@ else
 	skip tree-targets-bench "no kernel from make vm-kernel or no base from make import (failed above)"
 fi
 
-# --- make prepare-tree, build KDIR=: in the tree, after the O= users -------
+# --- make prepare-tree, build KDIR=: in a copy of the tree ------------------
+cp -a "$tree" "$tmp/"
+tree=$tmp/$(basename "$tree")
 start=$SECONDS
 if run tree-targets-prepare-tree "$logs/prepare-tree.log" mk prepare-tree TREE="$tree"; then
 	echo "t49: make prepare-tree (Linux $kv) in $((SECONDS - start)) s" >&2
