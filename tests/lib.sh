@@ -9,9 +9,12 @@
 # The kernels the suite tests: Debian bookworm's default 6.1 and its 6.12.
 TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
 
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-skip() { echo "SKIP $1: $2"; }
+pass() { echo "PASS $1"; result_time "$1"; }
+fail() { echo "FAIL $1: $2"; result_time "$1"; }
+skip() { echo "SKIP $1: $2"; result_time "$1"; }
+# When each result came (epoch seconds), for tests/run.sh's NAME.times: where
+# a test's time goes.
+result_time() { [ -z "${BQLKIT_TEST_TIMES:-}" ] || printf '%(%s)T %s\n' -1 "$1" >>"$BQLKIT_TEST_TIMES"; }
 
 # check NAME CMD...: PASS when CMD succeeds, else FAIL with its output's last line.
 check() {

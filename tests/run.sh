@@ -19,8 +19,9 @@ for t in "$here"/t*.sh; do
 	fi
 	step "$name"
 	start=$(date +%s)
+	echo "$start start" >"$log/$name.times"
 	trc=0
-	bash "$t" >"$log/$name.out" 2>"$log/$name.err" || trc=$?
+	BQLKIT_TEST_TIMES=$log/$name.times bash "$t" >"$log/$name.out" 2>"$log/$name.err" || trc=$?
 	grep -E '^(PASS|FAIL|SKIP) ' "$log/$name.out" | sed "s/^/  /" || true
 	p=$(grep -c '^PASS ' "$log/$name.out" || true)
 	f=$(grep -c '^FAIL ' "$log/$name.out" || true)
