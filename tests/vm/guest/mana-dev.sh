@@ -251,10 +251,13 @@ fi
 if want mana_ib; then
 	if [ -n "$(module_status mana_ib)" ]; then
 		check mana_ib_loaded "the kernel's mana_ib.ko loaded next to this mana" [ "$(module_status mana_ib)" = ok ]
+		check mana_ib_holds_mana "mana_ib is linked against the loaded mana" [ -e /sys/module/mana/holders/mana_ib ]
 	else
 		result mana_ib_loaded SKIP "this kernel has no mana_ib"
 	fi
 fi
 mdump final A maA
 mdump final B maB
+check dmesg_no_symbol_errors "no CRC/unknown-symbol complaints" \
+	sh -c '! dmesg | grep -E "disagrees about version of symbol|Unknown symbol|no symbol version"'
 check dmesg_clean "no WARNING/BUG/Oops" dmesg_check
