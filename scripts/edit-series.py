@@ -26,6 +26,14 @@ snapshots, its DEP-3 header kept, and the series refreshed with the kit's
 quiltrc so the result is what `make drift` expects.  Lines starting with
 "#" outside blocks are comments.
 
+With --new NAME --header FILE, the edits do not change the patch they
+name: they become a new patch NAME (its DEP-3 header from FILE, ending
+with the "---" line; NAME "NNNN-x.patch" takes the number after the named
+patch's) right after it in each series (series file too); the
+later patches follow as above.  Every edit must name the same patch.  A
+series without an imported base is refused then (name the others with
+--only).
+
 A series with no imported base (6.6 here) is edited in its patch text
 instead: the old text must be lines that patch adds (all "+" lines, in one
 hunk, once in the patch); the hunk counts and the line numbers of its later
@@ -265,13 +273,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--driver', default='veth')
     ap.add_argument('--only', default='', help='comma-separated series (default: all)')
+    ap.add_argument('--new', default='', help='put the edits in a new patch of this name')
+    ap.add_argument('--header', default='', help="the new patch's DEP-3 header (with --new)")
     ap.add_argument('spec', nargs='+')
     args = ap.parse_args()
     edits = [e for s in args.spec for e in parse_spec(s)]
+    if bool(args.new) != bool(args.header):
+        die('--new and --header go together')
+    if args.new:
+        if len({e['glob'] for e in edits}) != 1:
+            die('--new: every edit must name the same patch')
+        head_new = open(args.header).read()
+        if not head_new.endswith('\n---\n'):
+            die('%s: the header must end with a "---" line' % args.header)
     bases = os.environ.get('BQLKIT_BASES') or os.path.join(
         os.environ.get('BQLKIT_BUILD') or os.path.join(TOP, 'build'), 'bases')
     ddir = os.path.join(TOP, 'patches', args.driver)
-    all_series = sorted(os.listdir(ddir))
+    all_series = sorted(d for d in os.listdir(ddir)
+                        if os.path.isfile(os.path.join(ddir, d, 'series')))
     wanted = args.only.split(',') if args.only else all_series
     used = set()
     results = {}
@@ -280,18 +299,26 @@ def main():
         sdir = os.path.join(ddir, series)
         base = os.path.join(bases, series)
         if not os.path.isfile(os.path.join(base, 'MANIFEST')):
+            if args.new:
+                die('%s: no imported base: a new patch is made from the base '
+                    '(make import SRC=..., or leave the series out with --only)' % series)
             textonly[series] = edit_patch_text(sdir, series, edits, used)
             continue
         patches = series_patches(sdir)
+        if args.new and any(p[5:] == args.new[5:] for p in patches):
+            die('%s: %s is already in the series' % (series, args.new[5:]))
         texts = [open(os.path.join(sdir, p)).read() for p in patches]
         files = []
         for t in texts:
             files += [f for f in patch_files(t) if f not in files]
         snaps = snapshots(base, sdir, patches, files)
+        before = None
         for e in edits:
             t = target_patch(e, series, patches, used)
             if t is None:
                 continue
+            if args.new and before is None:
+                before = (t, dict(snaps[t + 1]))
             for k in range(t + 1, len(snaps)):
                 found = [f for f in files if snaps[k][f].count(e['old']) == 1]
                 many = [f for f in files if snaps[k][f].count(e['old']) > 1]
@@ -307,6 +334,18 @@ def main():
                         patches[k - 1]))
                 f = found[0]
                 snaps[k][f] = snaps[k][f].replace(e['old'], e['new'])
+        if before is not None:
+            # The edited snapshot becomes the new patch's; the named patch
+            # keeps its own.
+            t, snap = before
+            name = args.new
+            if name.startswith('NNNN-'):
+                name = '%04d-%s' % (int(patches[t][:4]) + 1, name[5:])
+            if name in patches or any(p[:5] == name[:5] for p in patches):
+                die('%s: %s: the series already has a patch numbered %s' % (series, name, name[:4]))
+            snaps.insert(t + 1, snap)
+            patches.insert(t + 1, name)
+            texts.insert(t + 1, head_new + '--- a/\n')
         new_texts = []
         for k, t in enumerate(texts):
             head = t[:t.index('\n--- a/') + 1]  # the DEP-3 header
@@ -326,6 +365,12 @@ def main():
     for series, (sdir, base, patches, texts, new_texts) in results.items():
         if texts == new_texts:
             continue
+        added = [k for k, p in enumerate(patches) if p not in series_patches(sdir)]
+        for k in added:  # --new: the series file names it after its patch
+            lines = open(os.path.join(sdir, 'series')).read().split('\n')
+            lines.insert(lines.index(patches[k - 1]) + 1, patches[k])
+            open(os.path.join(sdir, 'series'), 'w').write('\n'.join(lines))
+            texts[k] = ''
         for p, t, n in zip(patches, texts, new_texts):
             if t != n:
                 open(os.path.join(sdir, p), 'w').write(n)

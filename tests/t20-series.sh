@@ -92,6 +92,34 @@ if BQLKIT_BASES=$(dirname "$(base_dir 6.12)") python3 "$esb/scripts/edit-series.
 else
 	fail edit-series-nobase-same-as-base "$(tail -2 "$tmp/es-base.out" "$tmp/es-nobase.out" | tr '\n' ' ')"
 fi
+# --new: the same edit as a patch of its own after the one it names; the
+# series then gives the same source as with the edit made in place.
+printf 'Description: t20: a new patch\n---\n' >"$tmp/es-new.dep3"
+esw=$(es new)
+if out=$(BQLKIT_BASES=$(dirname "$(base_dir 6.12)") python3 "$esw/scripts/edit-series.py" --only 6.12 \
+	--new 0003a-t20-new.patch --header "$tmp/es-new.dep3" "$tmp/es.spec" 2>&1); then
+	s=$esw/patches/veth/6.12
+	check edit-series-new-in-series bash -c "grep -v '^#' '$s/series' | grep -A1 -- '-time-based-bql-completion-coalescing.patch' | tail -1 | grep -qx 0003a-t20-new.patch"
+	check edit-series-new-named-patch-kept bash -c "cmp '$s/'0003-*coalescing*.patch '$BQLKIT_TOP/patches/veth/6.12/'0003-*coalescing*.patch"
+	check edit-series-new-header grep -q '^Description: t20: a new patch' "$s/0003a-t20-new.patch"
+	series_result() { # SERIES-DIR OUT: veth.c after the series, on a copy of the 6.12 base
+		cp -r "$(base_dir 6.12)" "$2"
+		for p in $(grep -v '^#' "$1/series"); do patch -d "$2" -p1 -s -F0 <"$1/$p" || return 1; done
+	}
+	if series_result "$s" "$tmp/es-new-tree" && series_result "$esb/patches/veth/6.12" "$tmp/es-inplace-tree"; then
+		check edit-series-new-same-source cmp "$tmp/es-new-tree/drivers/net/veth.c" "$tmp/es-inplace-tree/drivers/net/veth.c"
+	else
+		fail edit-series-new-same-source "a series does not apply to the 6.12 base"
+	fi
+else
+	fail edit-series-new-in-series "$(tail -1 <<<"$out")"
+fi
+expect_error edit-series-new-number-taken "already has a patch numbered 0004" \
+	env BQLKIT_BASES="$(dirname "$(base_dir 6.12)")" python3 "$(es taken)/scripts/edit-series.py" --only 6.12 \
+	--new NNNN-t20-new.patch --header "$tmp/es-new.dep3" "$tmp/es.spec"
+expect_error edit-series-new-needs-base "a new patch is made from the base" \
+	env BQLKIT_BASES="$tmp/nobases" python3 "$(es newnb)/scripts/edit-series.py" --only 6.12 \
+	--new 0003a-t20-new.patch --header "$tmp/es-new.dep3" "$tmp/es.spec"
 # Context lines cannot be edited without the base.
 printf '@ *time-based-bql-completion-coalescing*\n<<<<\n\tstruct ptr_ring\t\txdp_ring;\n====\n\tstruct ptr_ring\t\txdp_ring; /* t20 */\n>>>>\n' >"$tmp/es-ctx.spec"
 expect_error edit-series-nobase-refuses-context "only added lines can be edited" \
