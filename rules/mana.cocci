@@ -9,6 +9,10 @@
 //                     sending function (the XDP flag)
 //   sent_conditional  a call under any "if" (bad on a base without XDP)
 //   sent_before_db    the charge comes before the TX doorbell on some path
+//   sent_batched      "r = __netdev_tx_sent_queue(q, n, more)" and then
+//                     "if (r)" rings the SQ doorbell (opt-in batching)
+//   drop_call         a call on a path of the sending function that frees
+//                     the skb (a packet not sent): function:callee
 //   xdp_caller        a function passing true for that parameter (XDP send)
 //   stack_caller      a function passing false (the stack's send)
 //   xdp_tx_calls      what mana_xdp_tx() (XDP_TX and XDP_REDIRECT) calls
@@ -127,6 +131,48 @@ fn << sent.fn;
 p1 << sent_before_db.p1;
 @@
 fact("sent_before_db", "%s:%s" % (fn, p1[0].line))
+
+// The kit's opt-in SQ doorbell batching: the charge says whether to ring.
+@sent_batched exists@
+identifier sent.fn, r;
+expression q, n, m, gc, sq;
+position p;
+@@
+fn(...) {
+...
+r = __netdev_tx_sent_queue@p(q, n, m);
+...
+if (r)
+	mana_gd_wq_ring_doorbell(gc, sq);
+...
+}
+
+@script:python@
+fn << sent.fn;
+p << sent_batched.p;
+@@
+fact("sent_batched", "%s:%s" % (fn, p[0].line))
+
+// ... and a packet that is not sent rings the doorbell its batch left: the
+// calls on the paths that free the skb (mana.rules looks for one that
+// rings the SQ doorbell).
+@drop_call exists@
+identifier sent.fn, f;
+expression list es;
+@@
+fn(...) {
+...
+f(es);
+...
+dev_kfree_skb_any(...);
+...
+}
+
+@script:python@
+fn << sent.fn;
+f << drop_call.f;
+@@
+fact("drop_call", "%s:%s" % (fn, f))
 
 @xdp_caller@
 identifier sent_guarded.fn, w;

@@ -99,34 +99,45 @@ check fit-no-backup-files test -z "$(find "$tmp/o-wiggle-same-as-exact" "$tmp/o-
 fitv half-present veth "$corpus/upstream-6.17.0" half-present
 has fit-half-present-names-missing "missing: backpressure-poll-wake (\"the peer's txq is woken in veth_poll()" "$fitout"
 
-# The rules catch mutations of a patched source (the veth audit).
-mkdir -p "$tmp/v618"
-cp -a "$corpus/stable-6.18.35/." "$tmp/v618/"
-for p in $(grep -v '^#' "$BQLKIT_TOP/patches/veth/6.18/series"); do
-	patch -d "$tmp/v618" -p1 -s -F0 <"$BQLKIT_TOP/patches/veth/6.18/$p"
-done
-rules_facts veth "$tmp/v618" "$tmp/facts"
-for r in $(rules_all veth); do
-	check "rules-veth-patched-$r" rules_eval veth "$tmp/facts" "$r"
-done
-# mutate NAME RULE SED-SCRIPT: the rule must fail on the mutated veth.c.
+# The rules catch mutations of a patched source (the veth audit; for mana,
+# the opt-in SQ doorbell batching): 6.18.35 with the 6.18 series, every
+# rule holds; then each mutation must break the rule it names.
+# patched DRIVER: $tmp/p-DRIVER, and its rules checked.
+patched() {
+	mkdir -p "$tmp/p-$1"
+	cp -a "$corpus/stable-6.18.35/." "$tmp/p-$1/"
+	for p in $(grep -v '^#' "$BQLKIT_TOP/patches/$1/6.18/series"); do
+		patch -d "$tmp/p-$1" -p1 -s -F0 <"$BQLKIT_TOP/patches/$1/6.18/$p"
+	done
+	rules_facts "$1" "$tmp/p-$1" "$tmp/facts-$1"
+	for r in $(rules_all "$1"); do
+		check "rules-$1-patched-$r" rules_eval "$1" "$tmp/facts-$1" "$r"
+	done
+}
+# mutate DRIVER FILE NAME RULE SED-SCRIPT: RULE must fail on the mutated FILE.
 mutate() {
 	rm -rf "$tmp/mut"
-	cp -a "$tmp/v618" "$tmp/mut"
-	sed -i "$3" "$tmp/mut/drivers/net/veth.c"
-	if cmp -s "$tmp/v618/drivers/net/veth.c" "$tmp/mut/drivers/net/veth.c"; then
-		fail "rules-veth-catch-$1" "the mutation did not change veth.c"
+	cp -a "$tmp/p-$1" "$tmp/mut"
+	sed -i "$5" "$tmp/mut/$2"
+	if cmp -s "$tmp/p-$1/$2" "$tmp/mut/$2"; then
+		fail "rules-$1-catch-$3" "the mutation did not change $(basename "$2")"
 	else
-		rules_facts veth "$tmp/mut" "$tmp/mfacts"
-		if rules_eval veth "$tmp/mfacts" "$2"; then fail "rules-veth-catch-$1" "$2 still holds"; else pass "rules-veth-catch-$1"; fi
+		rules_facts "$1" "$tmp/mut" "$tmp/mfacts"
+		if rules_eval "$1" "$tmp/mfacts" "$4"; then fail "rules-$1-catch-$3" "$4 still holds"; else pass "rules-$1-catch-$3"; fi
 	fi
 }
-mutate charge-after-produce bql-charge '/^\tif (do_bql)$/,/netdev_tx_sent_queue(txq, VETH_BQL_UNIT);/d; s/^\t__ptr_ring_produce(ring, veth_skb_to_ptr(skb, do_bql));/&\n\tif (do_bql)\n\t\tnetdev_tx_sent_queue(txq, VETH_BQL_UNIT);/'
-mutate charge-outside-lock bql-charge 's/^\tspin_lock(&ring->producer_lock);$/\tspin_lock(\&ring->producer_lock);\n\tspin_unlock(\&ring->producer_lock);/'
-mutate no-teardown-completion bql-teardown '/^static void veth_napi_del_range/,/^}/{/netdev_tx_completed_queue(/,/);/d}'
-mutate no-poll-wake backpressure-poll-wake '/^static int veth_poll(/,/^}/{/netif_tx_wake_queue(peer_txq);/d}'
-mutate xdp-charged xdp-not-charged '/^static int veth_xdp_xmit(/,/^}/s/^\trcu_read_lock();$/\trcu_read_lock();\n\tveth_bad(NULL);/; s/^static int veth_xdp_xmit(struct net_device \*dev, int n,$/static void veth_bad(struct netdev_queue *q)\n{\n\tnetdev_tx_sent_queue(q, 1);\n}\n\n&/'
-mutate no-watchdog tx-watchdog '/dev->watchdog_timeo = /d'
+patched veth
+v=drivers/net/veth.c
+mutate veth $v charge-after-produce bql-charge '/^\tif (do_bql)$/,/netdev_tx_sent_queue(txq, VETH_BQL_UNIT);/d; s/^\t__ptr_ring_produce(ring, veth_skb_to_ptr(skb, do_bql));/&\n\tif (do_bql)\n\t\tnetdev_tx_sent_queue(txq, VETH_BQL_UNIT);/'
+mutate veth $v charge-outside-lock bql-charge 's/^\tspin_lock(&ring->producer_lock);$/\tspin_lock(\&ring->producer_lock);\n\tspin_unlock(\&ring->producer_lock);/'
+mutate veth $v no-teardown-completion bql-teardown '/^static void veth_napi_del_range/,/^}/{/netdev_tx_completed_queue(/,/);/d}'
+mutate veth $v no-poll-wake backpressure-poll-wake '/^static int veth_poll(/,/^}/{/netif_tx_wake_queue(peer_txq);/d}'
+mutate veth $v xdp-charged xdp-not-charged '/^static int veth_xdp_xmit(/,/^}/s/^\trcu_read_lock();$/\trcu_read_lock();\n\tveth_bad(NULL);/; s/^static int veth_xdp_xmit(struct net_device \*dev, int n,$/static void veth_bad(struct netdev_queue *q)\n{\n\tnetdev_tx_sent_queue(q, 1);\n}\n\n&/'
+mutate veth $v no-watchdog tx-watchdog '/dev->watchdog_timeo = /d'
+patched mana
+m=drivers/net/ethernet/microsoft/mana/mana_en.c
+mutate mana $m batch-drop-no-ring tx-doorbell-batching '/^\tmana_tx_flush(apc, txq_idx);$/d'
+mutate mana $m batch-ring-always tx-doorbell-batching 's/^\tif (ring)$/\tif (true)/'
 
 # make fit over the whole corpus: each verdict as expected (two at a time).
 cell() { # ID DRIVER -> "ID DRIVER VERDICT SERIES"

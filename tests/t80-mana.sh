@@ -10,7 +10,8 @@
 #  - a Coccinelle audit (rules/mana.cocci): every BQL charge has
 #    a completion and a reset after NAPI is disabled, XDP sends are not
 #    charged nor completed, the RX poll rings the RQ doorbell once after its
-#    CQE loop; the audit must catch four mutations of the patched code;
+#    CQE loop, the SQ doorbell follows the charge's result (the opt-in
+#    batching); the audit must catch five mutations of the patched code;
 #  - DEP-3 headers;
 #  - (unless BQLKIT_QUICK) a QEMU VM loads the kit's mana.ko, then the
 #    kernel's own mana_ib.ko where the kernel has one; dmesg stays clean.
@@ -74,6 +75,7 @@ audit() {
 	! grep -q '^FACT rx_ring_in_loop ' "$f" || bad+=("RX doorbell inside the CQE loop")
 	! grep -q '^FACT rx_post_rings ' "$f" || bad+=("mana_post_pkt_rxq rings the doorbell")
 	grep -q '^FACT rq_wqe_cnt_zero ' "$f" || bad+=("RQ doorbell WQE count is not 0")
+	grep -q '^FACT sent_batched ' "$f" || bad+=("the SQ doorbell does not follow the charge's result (opt-in batching)")
 	[ ${#bad[@]} -eq 0 ] || { printf '%s; ' "${bad[@]}"; return 1; }
 }
 # spatch_facts DIR OUT
@@ -196,7 +198,7 @@ for k in $(test_kernels); do
 		skip "$t-sparse-nothing-new" "sparse not installed (apt-get install sparse)"
 	fi
 
-	# Coccinelle audit of the patched sources, and of four mutations of them.
+	# Coccinelle audit of the patched sources, and of five mutations of them.
 	if [ -n "$have_spatch" ]; then
 		cocci_audit "$t-cocci-audit" "$BQLKIT_BUILD/$k/mana-src"
 		mutate() { # NAME EXPECTED-COMPLAINT SED-SCRIPT FILE
@@ -219,6 +221,7 @@ for k in $(test_kernels); do
 			mutate completion-skipped "skipped on a base without XDP" '/^\t\tbql_bytes += skb->len;$/s/^\t\t/\t\tif (!skb_is_gso(skb))\n\t\t\t/' mana_en.c
 		fi
 		mutate no-reset "no netdev_tx_reset_queue" '/netdev_tx_reset_queue(/d' mana_en.c
+		mutate batch-ring-always "does not follow the charge" 's/^\tif (ring)$/\tif (true)/' mana_en.c
 		mutate rx-unbatched "mana_post_pkt_rxq rings" 's/err = mana_gd_post_work_request(rxq->gdma_rq,/err = mana_gd_post_and_ring(rxq->gdma_rq,/' mana_en.c
 	else
 		skip "$t-cocci-audit" "coccinelle not installed (apt-get install coccinelle)"

@@ -116,6 +116,19 @@ udp_start() {
 	UDP_PID=$!
 }
 
+# gso_start NS DST SECS: a UDP GSO flood in the background (60000-byte
+# writes cut into 1400-byte datagrams: the stack segments them in software
+# and hands the segments to the driver as one xmit_more batch).
+gso_start() {
+	/usr/sbin/ip netns exec "$1" /usr/bin/udpflood send "$2" "$FLOOD_PORT" "$3" 60000 2 0 1400 >"$BQLKIT_RUN/gso.$1.out" 2>&1 &
+	GSO_PID=$!
+}
+
+# bql_min NS IF BYTES: every tx queue's BQL limit_min.
+bql_min() {
+	in_ns "$1" sh -c 'for f in /sys/class/net/'"$2"'/queues/tx-*/byte_queue_limits/limit_min; do echo '"$3"' >$f; done'
+}
+
 udp_stop() {
 	kill "$UDP_PID" 2>/dev/null
 	wait "$UDP_PID" 2>/dev/null
