@@ -115,11 +115,13 @@ for k in $(test_kernels); do
 	fi
 	pass "$t-series"
 
-	# RX doorbell batching: the series carries it only where the base lacks it.
+	# RX doorbell batching: the series carries it only where the base lacks
+	# it (upstream's subject; the kit's own SQ doorbell batching is another
+	# patch).
 	if rx_batched "$base"; then
-		check "$t-base-has-rx-doorbell-batching" bash -c "! grep -qi 'doorbell' '$pdir/series'"
+		check "$t-base-has-rx-doorbell-batching" bash -c "! grep -v '^#' '$pdir/series' | grep -qi 'RX-queue-doorbell'"
 	else
-		check "$t-series-carries-rx-doorbell-batching" grep -qi 'batch.*doorbell' "$pdir/series"
+		check "$t-series-carries-rx-doorbell-batching" bash -c "grep -v '^#' '$pdir/series' | grep -qi 'RX-queue-doorbell'"
 	fi
 	if rq_wqe_cnt_zero "$base"; then
 		check "$t-base-has-rq-wqe-cnt-zero" bash -c "! grep -qi 'wqe.cnt\|wqe_cnt' '$pdir/series'"
