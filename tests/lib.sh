@@ -177,7 +177,7 @@ cross_for() {
 # The emulated MANA VF's scenario (tests/vm/guest/mana-dev.sh): the kit's
 # mana.ko through every phase, the kernel's own through those that show it
 # has no BQL (t82 on the test kernels, t81 on the chroot-built ones).
-MANA_DEV_KIT_PHASES=probe,ping,bulk,bql,doorbells,txbatch,xdp,flap,channels,mtu,reload,mana_ib
+MANA_DEV_KIT_PHASES=probe,ping,bulk,bql,doorbells,xdp,flap,channels,mtu,reload,txbatch,mana_ib
 MANA_DEV_STOCK_PHASES=probe,ping,bql,doorbells
 
 # mana_dev_qemu: sets MANA_QEMU to the kit's QEMU with the MANA model
