@@ -59,6 +59,13 @@ help:
 	@echo '                      BENCH_UNSLOWED_PAYLOADS=none (64: timed unslowed floods, as older benches)'
 	@echo '                      BENCH_UNSLOWED_TX_USECS=def,0  BENCH_UNSLOWED_SECS=4'
 	@echo '                      BENCH_REPORT_ONLY=1 (redo json/md/png from results/*.log)'
+	@echo '  make bench DRIVER=mana  stock vs kit mana on the emulated MANA VF (QEMU TCG), wire rate-limited:'
+	@echo '                      TCP request/response p50/p99 and ping beside TCP streams or a UDP flood, wire'
+	@echo '                      throughput, BQL limit, doorbells per packet (not pass/fail)'
+	@echo '                      -> results/bench-mana-KVER.json, bench-mana.md, bench-mana.png'
+	@echo '                      BENCH_KERNELS="<kver or chroot row: trixie-6.12 sid-7.2 trixie-bpo-7.3> ..."'
+	@echo '                      BENCH_RUNS=3  BENCH_RATE=20 (Mbit/s)  BENCH_QUEUES=1,2  BENCH_LOADS=tcp,udp'
+	@echo '                      BENCH_FLOWS=8  BENCH_SECS=8  BENCH_SMP=2  BENCH_REPORT_ONLY=1'
 	@echo '  make matrix         every driver x every kernel of scripts/matrix.conf (bookworm incl.'
 	@echo '                      cloud/rt, arm64/armhf cross, trixie, trixie-backports 7.3, sid 7.2,'
 	@echo '                      bullseye 5.10 in cached chroots) -> results/matrix.md and .json;'
@@ -167,11 +174,14 @@ check-debug:
 # Environment BENCH_* reaches scripts/bench.sh as is (make VAR=... exports it too).
 BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BENCH_SOCKETS BENCH_TX_USECS \
 	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS \
-	BENCH_MODE BENCH_ICOUNT BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE
+	BENCH_MODE BENCH_ICOUNT BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE \
+	BENCH_RATE BENCH_QUEUES BENCH_LOADS BENCH_FLOWS BENCH_SMP
+BENCH_SCRIPT = $(if $(filter mana,$(DRIVER)),bench-mana.sh,bench.sh)
 bench:
-	BENCH_COMMAND="$(strip make bench $(foreach v,$(BENCH_KNOBS),$(if $(filter command line,$(origin $(v))),$(v)=$($(v)))))" \
+	@case "$(DRIVER)" in ''|veth|mana) ;; *) echo 'bqlkit: error: make bench benches veth (the default) or mana: DRIVER=$(DRIVER) is neither' >&2; exit 1 ;; esac
+	BENCH_COMMAND="$(strip make bench $(if $(DRIVER),DRIVER=$(DRIVER)) $(foreach v,$(BENCH_KNOBS),$(if $(filter command line,$(origin $(v))),$(v)=$(if $(word 2,$($(v))),'$($(v))',$($(v)))))))" \
 		$(foreach v,$(BENCH_KNOBS) BENCH_REPORT_ONLY,$(if $($(v)),$(v)="$($(v))")) \
-		$(TOP)/scripts/bench.sh
+		$(TOP)/scripts/$(BENCH_SCRIPT)
 
 clean:
 	rm -rf $(filter-out $(TOP)/build/bases,$(wildcard $(TOP)/build/*)) $(TOP)/out

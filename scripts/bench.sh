@@ -222,9 +222,7 @@ for k in "${kernels[@]}"; do
 	rm -f "$OUT/bench-$k-"*.log "$OUT/bench-$k-"*.insn "$OUT/bench-$k-"*.prof
 	cp "$tmpd/kit.info" "$OUT/bench-$k-info.log"
 	for r in $(seq 1 "$RUNS"); do
-		# Alternate the order so that drift on a shared host hits both alike.
-		if [ $((r % 2)) -eq 1 ]; then order="stock kit"; else order="kit stock"; fi
-		for v in $order; do
+		for v in $(bench_order "$r"); do
 			logf=$OUT/bench-$k-$v-$r.log
 			step "$k: run $r/$RUNS $v"
 			load0=$(cut -d' ' -f1 /proc/loadavg)
@@ -235,8 +233,7 @@ for k in "${kernels[@]}"; do
 				note "$k $v run $r failed: $(tail -1 "$tmpd/run.err") (kept out of the medians)"
 				failed=$((failed + 1))
 			fi
-			# Host load (1-min average) around the run: TCG numbers depend on it.
-			echo "BQLKIT host loadavg_before=$load0 loadavg_after=$(cut -d' ' -f1 /proc/loadavg) cpus=$(nproc)" >>"$logf"
+			bench_host_load "$logf" "$load0"
 		done
 	done
 done

@@ -246,3 +246,13 @@ refuse_series() {
 	[ -n "${FORCE:-}" ] && { note "the kit has no series for Linux $1: going on as FORCE=1 asks; nothing will build from it"; return 0; }
 	die "the kit has no series for Linux $1 (it carries: $(carried_series)): nothing would build from it, so not $2 (FORCE=1 does it anyway)"
 }
+
+# bench_order RUN: the variants' boot order in run RUN of make bench
+# (stock,kit then kit,stock, ...: drift on a shared host hits both alike).
+bench_order() { if [ $(($1 % 2)) -eq 1 ]; then echo "stock kit"; else echo "kit stock"; fi; }
+
+# bench_host_load LOG LOAD_BEFORE: append the host's 1-min load average
+# around a bench boot to its console log (TCG numbers depend on it).
+bench_host_load() {
+	echo "BQLKIT host loadavg_before=$2 loadavg_after=$(cut -d' ' -f1 /proc/loadavg) cpus=$(nproc)" >>"$1"
+}

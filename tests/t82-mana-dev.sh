@@ -41,3 +41,34 @@ for k in $(test_kernels); do
 	[ -z "${BQLKIT_MANA_LOST:-}" ] ||
 		vm_mana_dev "$t-lost" "$k" probe,ping,lost --module "$BQLKIT_BUILD/$k/mana.ko"
 done
+
+# make bench DRIVER=mana, one boot pair on the first test kernel, one short
+# case: the bench's machinery from build to report (its numbers are
+# make bench's business, not this test's).  Its own build and results
+# directories, as a user's fresh checkout would have.
+k=$(test_kernels | sed -n 1p)
+res=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-t82-bench.XXXXXX")
+if make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$k" BENCH_OUT="$res" BQLKIT_BUILD="$res/build" \
+	BQLKIT_BASES="$(dirname "$(base_dir x)")" BENCH_RUNS=1 BENCH_QUEUES=1 BENCH_LOADS=udp BENCH_SECS=4 \
+	>"$BQLKIT_BUILD/test-logs/mana-bench.log" 2>&1; then
+	pass mana-bench-runs
+	check mana-bench-report test -s "$res/bench-mana.md"
+	check mana-bench-json python3 - "$res/bench-mana-$k.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+if d["runs_complete"] != {"stock": 1, "kit": 1}:
+    sys.exit(f"runs_complete {d['runs_complete']} (failed: {d['runs_failed']})")
+c = d["cases"]["q1-udp"]
+for key in ("p50_ratio", "p99_ratio", "pps_ratio"):
+    if not (isinstance(d.get(key), (int, float)) and d[key] > 0):
+        sys.exit(f"top-level {key} {d.get(key)}")
+    if key not in (d.get("noise_floor") or {}):
+        sys.exit(f"noise_floor has no {key}: {d.get('noise_floor')}")
+# The kit's BQL limited the SQ, the stock driver's did not exist.
+if not c["kit"]["median"].get("bql_max_limit", 0) > 0 or c["stock"]["median"].get("bql_max_limit") != 0:
+    sys.exit(f"BQL limit kit {c['kit']['median'].get('bql_max_limit')} stock {c['stock']['median'].get('bql_max_limit')}")
+PY
+else
+	fail mana-bench-runs "make bench DRIVER=mana failed: $(tail -1 "$BQLKIT_BUILD/test-logs/mana-bench.log") (log: $BQLKIT_BUILD/test-logs/mana-bench.log)"
+fi
+rm -rf "$res"

@@ -112,6 +112,19 @@ import_edited "$base61" "$tmp/bases-renamed" drivers/net/veth.c 's/static int ve
 bad patch-does-not-fit "veth: the kit's changes do not fit the imported Linux 6.1.[0-9]* source: series 6.1: the result does not hold 0002-veth-.*bql-charge .*import Debian's linux-source-6.1" \
 	env BQLKIT_BASES="$tmp/bases-renamed" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
 
+# make bench: a driver it does not bench, and the mana bench's knobs
+# (refused before anything is built or booted).
+bad bench-driver-unknown "make bench benches veth (the default) or mana: DRIVER=mvneta is neither" \
+	make -s -C "$BQLKIT_TOP" bench DRIVER=mvneta
+bad bench-mana-rate "BENCH_RATE must be Mbit/s from 1 to 100000, not '0'" \
+	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$K1" BENCH_RATE=0
+bad bench-mana-queues-above-cpus "BENCH_QUEUES: 4 queues need BENCH_SMP=4 or more vCPUs" \
+	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$K1" BENCH_QUEUES=1,4
+bad bench-mana-loads "BENCH_LOADS must be tcp, udp or both separated by a comma, not 'icmp'" \
+	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$K1" BENCH_LOADS=icmp
+bad bench-mana-kernel-unknown "BENCH_KERNELS: 9.9.9-99-amd64 is neither an installed kernel with headers" \
+	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS=9.9.9-99-amd64
+
 # Secure Boot: the advice, and the refusal of an unsigned module (a fake
 # /lib/modules is not possible here: use the DKMS tree of t50's kind).
 out=$(BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=no "$BQLKIT_TOP/scripts/secure-boot.sh" 2>&1) && rc=0 || rc=$?

@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""bench-mana-report.py: results/bench-mana-<kernel>.json, bench-mana.md and
+bench-mana.png from the console logs of scripts/bench-mana.sh
+(tests/vm/guest/mana-bench.sh's data lines).
+
+Per kernel and case (queue count x load): medians over the complete runs of
+each variant (stock = the kernel's mana.ko, kit = the kit's) of the request/
+response probe's and ping's p50/p99 under load and idle, the wire's
+throughput, A's largest BQL limit, and SQ/RQ doorbells per WQE/frame.  The
+ratios keep veth's field names: p50_ratio and p99_ratio = stock/kit loaded
+RR latency, pps_ratio = kit/stock wire throughput under the load (bytes per
+second: the load's packet sizes are the same in both).  noise_floor = the
+spread of the stock runs, (max - min) / median, of the metric behind each
+ratio.  The headline case is q1-tcp (one queue, TCP streams: the shape of
+upstream's 1-queue, 8-flow TCP_RR measurement).  Only the standard library
+is used (gnuplot, when installed, draws the plot).
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+VARIANTS = ("stock", "kit")
+HEADLINE = "q1-tcp"
+KV = re.compile(r"(\w+)=(\S*)")
+
+
+def num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_log(path):
+    run = {"log": os.path.basename(path), "complete": False, "failed_checks": [], "cases": {}, "module": {}}
+    with open(path, errors="replace") as f:
+        for raw in f:
+            line = raw.replace("\r", "").rstrip("\n")
+            m = re.search(r"BQLKIT-RESULT (\S+) FAIL", line)
+            if m:
+                run["failed_checks"].append(m.group(1))
+            if line.startswith("BQLKIT-END"):
+                run["complete"] = True
+            if not line.startswith("BQLKIT "):
+                continue
+            parts = line.split(" ", 2)
+            if len(parts) < 3:
+                continue
+            kind, kv = parts[1], dict(KV.findall(parts[2]))
+            if kind == "mana" and parts[2].startswith("module "):
+                run["module"] = kv
+            elif kind == "benchparams":
+                run["params"] = kv
+            elif kind == "host":
+                run["host"] = kv
+            elif "label" in kv and kind in ("benchcase", "rr", "pingq", "bulk", "bqlpeak", "db", "qdiscb"):
+                label = kv.pop("label")
+                when = ""
+                if kind == "qdiscb":
+                    label, _, when = label.rpartition(".")
+                c = run["cases"].setdefault(label, {})
+                c[kind + ("_" + when if when else "")] = {k: (num(v) if num(v) is not None else v) for k, v in kv.items()}
+    run["ok"] = run["complete"] and not run["failed_checks"]
+    return run
+
+
+def metrics(c):
+    """The numbers of one case of one run."""
+    rr, pq, bulk, bql, db = (c.get(k, {}) for k in ("rr", "pingq", "bulk", "bqlpeak", "db"))
+    m = {
+        "rr_p50_us": rr.get("p50_us"), "rr_p99_us": rr.get("p99_us"), "rr_n": rr.get("n"),
+        "ping_p50_us": pq.get("p50_us"), "ping_p99_us": pq.get("p99_us"),
+        "wire_mbps": bulk.get("mbps"), "sink_bytes": bulk.get("sink_bytes"),
+        "bql_max_limit": bql.get("max_limit"), "bql_max_inflight": bql.get("max_inflight"),
+        "qdisc_backlog_pkts": c.get("qdiscb_post", {}).get("backlog_pkts"),
+    }
+    if db.get("tx_wqes"):
+        m["sq_doorbells_per_wqe"] = db["sq_doorbells"] / db["tx_wqes"]
+    if db.get("rx_frames"):
+        m["rq_doorbells_per_frame"] = db["rq_doorbells"] / db["rx_frames"]
+    return {k: v for k, v in m.items() if isinstance(v, (int, float))}
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def spread(xs):
+    xs = [x for x in xs if x is not None]
+    if len(xs) < 2 or not statistics.median(xs):
+        return None
+    return (max(xs) - min(xs)) / statistics.median(xs)
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def kernel_report(out, k, runs_requested, params, command, wall):
+    info = {}
+    p = os.path.join(out, f"bench-mana-{k}-info.log")
+    if os.path.exists(p):
+        for line in open(p):
+            if "=" in line:
+                a, _, b = line.rstrip("\n").partition("=")
+                info[a] = b
+    raw = {v: [parse_log(f) for f in sorted(glob.glob(os.path.join(out, f"bench-mana-{k}-{v}-*.log")),
+                                            key=lambda s: int(re.search(r"-(\d+)\.log$", s).group(1)))]
+           for v in VARIANTS}
+    ok = {v: [r for r in raw[v] if r["ok"]] for v in VARIANTS}
+    # Only the report redone (BENCH_REPORT_ONLY): keep what the run recorded.
+    prev = {}
+    jpath = os.path.join(out, f"bench-mana-{k}.json")
+    if wall < 0 and os.path.exists(jpath):
+        with open(jpath) as f:
+            prev = json.load(f)
+        wall, command = prev.get("wall_seconds", wall), prev.get("command", command)
+    labels = []
+    for v in VARIANTS:
+        for r in ok[v]:
+            labels += [lb for lb in r["cases"] if lb not in labels]
+    cases = {}
+    for lb in labels:
+        c = {"label": lb}
+        first = next((r["cases"][lb]["benchcase"] for v in VARIANTS for r in ok[v]
+                      if "benchcase" in r["cases"].get(lb, {})), {})
+        c.update({k2: first.get(k2) for k2 in ("queues", "rate_mbps", "load", "flows", "secs")})
+        for v in VARIANTS:
+            per = [metrics(r["cases"][lb]) for r in ok[v] if lb in r["cases"]]
+            keys = sorted({k2 for m in per for k2 in m})
+            c[v] = {"runs": len(per), "median": {k2: med([m.get(k2) for m in per]) for k2 in keys},
+                    "values": {k2: [m.get(k2) for m in per] for k2 in keys}}
+        sm, km = c["stock"]["median"], c["kit"]["median"]
+        sv = c["stock"]["values"]
+        if c.get("load") != "none":
+            c["p50_ratio"] = ratio(sm.get("rr_p50_us"), km.get("rr_p50_us"))
+            c["p99_ratio"] = ratio(sm.get("rr_p99_us"), km.get("rr_p99_us"))
+            c["ping_p50_ratio"] = ratio(sm.get("ping_p50_us"), km.get("ping_p50_us"))
+            c["pps_ratio"] = ratio(km.get("wire_mbps"), sm.get("wire_mbps"))
+            c["noise_floor"] = {"p50_ratio": spread(sv.get("rr_p50_us", [])),
+                                "p99_ratio": spread(sv.get("rr_p99_us", [])),
+                                "pps_ratio": spread(sv.get("wire_mbps", []))}
+        cases[lb] = c
+    head = cases.get(HEADLINE) or next((c for c in cases.values() if c.get("load") not in (None, "none")), {})
+    idle = cases.get(f"q{int(head['queues'])}-idle", {}) if head.get("queues") else {}
+    r = {
+        "kernel": k, "driver": "mana",
+        "generated": prev.get("generated") or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": command, "wall_seconds": wall, "bench_params": params,
+        "runs_requested": runs_requested,
+        "runs_complete": {v: len(ok[v]) for v in VARIANTS},
+        "runs_failed": {v: [{"log": x["log"], "complete": x["complete"], "failed_checks": x["failed_checks"]}
+                            for x in raw[v] if not x["ok"]] for v in VARIANTS},
+        "kit_module": info,
+        "guest_params": next((x.get("params") for v in VARIANTS for x in ok[v] if x.get("params")), {}),
+        "headline_case": head.get("label"),
+        "p50_ratio": head.get("p50_ratio"), "p99_ratio": head.get("p99_ratio"), "pps_ratio": head.get("pps_ratio"),
+        "noise_floor": head.get("noise_floor"),
+        "kit_p50_vs_idle": ratio(head.get("kit", {}).get("median", {}).get("rr_p50_us"),
+                                 idle.get("kit", {}).get("median", {}).get("rr_p50_us")),
+        "kit_bql_max_limit": head.get("kit", {}).get("median", {}).get("bql_max_limit"),
+        "sq_doorbells_per_wqe": {v: head.get(v, {}).get("median", {}).get("sq_doorbells_per_wqe") for v in VARIANTS},
+        "rq_doorbells_per_frame": {v: head.get(v, {}).get("median", {}).get("rq_doorbells_per_frame") for v in VARIANTS},
+        "cases": cases,
+        "host": [x.get("host", {}) for v in VARIANTS for x in raw[v]],
+    }
+    with open(jpath, "w") as f:
+        json.dump(r, f, indent=1, sort_keys=False)
+        f.write("\n")
+    return r
+
+
+def fmt(x, nd=1, unit=""):
+    if x is None:
+        return "NA"
+    return f"{x:.{nd}f}{unit}"
+
+
+def pct(x):
+    return "NA" if x is None else f"{100 * x:.0f} %"
+
+
+def ms(us):
+    return "NA" if us is None else f"{us / 1000:.2f}"
+
+
+def per_run(c):
+    """The kit's runs of a case: p50 (ms) and the BQL limit DQL reached."""
+    kv = c.get("kit", {}).get("values", {})
+    return ", ".join(f"{ms(p)} ({fmt(lim, 0)})" for p, lim in zip(kv.get("rr_p50_us", []), kv.get("bql_max_limit", [])))
+
+
+def markdown(results, params, command, wall):
+    L = ["# bqlkit mana benchmark: stock vs kit on the emulated MANA VF", ""]
+    w = f"{wall // 60} min {wall % 60} s" if wall >= 0 else "as recorded"
+    loads = sorted({f"{x['host'][0].get('loadavg_before', 'NA')}" for x in results if x["host"]})
+    L.append(f"Produced by `{command}` on {results[0]['generated'] if results else 'NA'} (wall time {w}); "
+             f"parameters: `{params}`.")
+    L.append("")
+    L.append("Two emulated MANA VFs (the kit's QEMU device model, `qemu/hw/net/mana.c`) on one QEMU hub: "
+             "netns A sends to netns B over a wire the model limits to the given rate (TX completions at line "
+             "rate), so the SQ fills as on a real NIC.  Per boot and queue count (`ethtool -L combined Q`): a "
+             "TCP request/response probe (`tcpload rr-client`, 1-byte requests, one in flight) and `ping -i "
+             "0.05` from A to B, idle and then beside a bulk load from A to B (tcp: TCP streams, every byte "
+             "checked; udp: a UDP flood of 1400-byte datagrams from several sockets), after 2 s of warm-up.  "
+             "fq_codel under mq on both ports.  Stock = the kernel's own mana.ko (no BQL); kit = the kit's.  "
+             "Medians over runs; noise floor = spread (max - min) / median of the stock runs of that metric.  "
+             "QEMU multi-threaded TCG: guest time is the host's, shared with whatever else the host runs.")
+    L.append("")
+    L.append("What it shows: where the standing queue sits.  The stock driver keeps it in the SQ, where the "
+             "probe waits behind it; with BQL it moves to fq_codel, which serves the probe's flow first.  "
+             "What it cannot show: hardware timing.  The kit's loaded latency here is bounded by the BQL limit "
+             "DQL settles at, i.e. by the wire rate times the TX completion latency, and under TCG that latency "
+             "(interrupt, NAPI, a guest whose 2 vCPUs the load keeps busy) is milliseconds, not the "
+             "microseconds of a real NIC; the stock queue is bounded by the SQ and TCP Small Queues.  So the "
+             "ratios depend on the wire rate and say nothing about 100 Gbit/s hardware: upstream's measurement "
+             "on Azure was TCP_RR p50 2554 -> 418 us (1 queue, 8 flows).")
+    L.append("")
+    L.append("## Headline: one queue, TCP streams (q1-tcp)")
+    L.append("")
+    L.append("| kernel | runs stock+kit | RR p50 stock / kit (ms) | p50 stock/kit | RR p99 stock / kit (ms) | p99 stock/kit | "
+             "kit p50 / idle | wire Mbit/s kit/stock | kit BQL limit (bytes) | kit per run: p50 ms (BQL limit) | SQ doorbells/WQE stock, kit |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        c = r["cases"].get(r["headline_case"] or "", {})
+        sm, km = c.get("stock", {}).get("median", {}), c.get("kit", {}).get("median", {})
+        nf = c.get("noise_floor") or {}
+        L.append(f"| {r['kernel']} | {r['runs_complete']['stock']}+{r['runs_complete']['kit']} | "
+                 f"{ms(sm.get('rr_p50_us'))} / {ms(km.get('rr_p50_us'))} | {fmt(c.get('p50_ratio'))}x (noise {pct(nf.get('p50_ratio'))}) | "
+                 f"{ms(sm.get('rr_p99_us'))} / {ms(km.get('rr_p99_us'))} | {fmt(c.get('p99_ratio'))}x (noise {pct(nf.get('p99_ratio'))}) | "
+                 f"{fmt(r.get('kit_p50_vs_idle'))}x | {fmt(c.get('pps_ratio'), 3)} (noise {pct(nf.get('pps_ratio'))}) | "
+                 f"{fmt(km.get('bql_max_limit'), 0)} | {per_run(c)} | "
+                 f"{fmt(sm.get('sq_doorbells_per_wqe'), 3)}, {fmt(km.get('sq_doorbells_per_wqe'), 3)} |")
+    L.append("")
+    L.append("The kit's loaded latency is about the BQL limit drained at the wire's rate (fq_codel serves the "
+             "probe's flow first), so a run whose DQL limit climbed waits longer (per-run column: the largest "
+             "limit seen).  DQL raises its limit when the SQ runs dry while the queue is stopped and lowers it "
+             "only after a second of slack; TCP Small Queues refill the SQ only from TX completions, which under "
+             "TCG wait for a busy vCPU, so with TCP streams some runs climb and some do not.  A UDP flood (no "
+             "TSQ) keeps the SQ fed: compare the udp cases below.")
+    L.append("")
+    L.append("## Every case")
+    L.append("")
+    L.append("| kernel | case | Q | load | RR p50 ms stock / kit | RR p99 ms stock / kit | ping p50 ms stock / kit | "
+             "p50 ratio | p99 ratio | wire Mbit/s stock / kit | BQL limit kit | qdisc backlog stock / kit | RQ db/frame stock, kit |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        for lb, c in r["cases"].items():
+            sm, km = c["stock"]["median"], c["kit"]["median"]
+            nf = c.get("noise_floor") or {}
+            L.append(f"| {r['kernel']} | {lb} | {fmt(c.get('queues'), 0)} | {c.get('load')} | "
+                     f"{ms(sm.get('rr_p50_us'))} / {ms(km.get('rr_p50_us'))} | {ms(sm.get('rr_p99_us'))} / {ms(km.get('rr_p99_us'))} | "
+                     f"{ms(sm.get('ping_p50_us'))} / {ms(km.get('ping_p50_us'))} | "
+                     f"{fmt(c.get('p50_ratio'))}x ({pct(nf.get('p50_ratio'))}) | {fmt(c.get('p99_ratio'))}x ({pct(nf.get('p99_ratio'))}) | "
+                     f"{fmt(sm.get('wire_mbps'))} / {fmt(km.get('wire_mbps'))} | {fmt(km.get('bql_max_limit'), 0)} | "
+                     f"{fmt(sm.get('qdisc_backlog_pkts'), 0)} / {fmt(km.get('qdisc_backlog_pkts'), 0)} | "
+                     f"{fmt(sm.get('rq_doorbells_per_frame'), 3)}, {fmt(km.get('rq_doorbells_per_frame'), 3)} |")
+    L.append("")
+    bad = [(r["kernel"], v, x) for r in results for v in VARIANTS for x in r["runs_failed"][v]]
+    if bad:
+        L.append("## Runs kept out of the medians")
+        L.append("")
+        for k, v, x in bad:
+            why = "incomplete (no BQLKIT-END: crash, hang or timeout)" if not x["complete"] else \
+                "failed checks: " + ", ".join(x["failed_checks"])
+            L.append(f"- {k} {v} `{x['log']}`: {why}")
+        L.append("")
+    L.append(f"Host load average (1 min) before the runs: {', '.join(loads) or 'NA'}.  Raw numbers per run: "
+             "`results/bench-mana-<kernel>.json` (`cases.*.stock|kit.values`).")
+    L.append("")
+    return "\n".join(L)
+
+
+def plot(out, results):
+    gp = shutil.which("gnuplot")
+    if not gp:
+        print("bench-mana-report: gnuplot not found; no plot (apt-get install gnuplot-nox)", file=sys.stderr)
+        return False
+    tmp = tempfile.mkdtemp(prefix="bench-mana-plot.")
+    dat = os.path.join(tmp, "p50.dat")
+    rows = []
+    for r in results:
+        for lb, c in r["cases"].items():
+            if c.get("load") in (None, "none"):
+                continue
+            s, k = c["stock"]["median"].get("rr_p50_us"), c["kit"]["median"].get("rr_p50_us")
+            if s and k:
+                rows.append((f"{r['kernel'].split('+')[0].replace('-amd64', '')} {lb}", s / 1000, k / 1000))
+    if not rows:
+        return False
+    with open(dat, "w") as f:
+        for name, s, k in rows:
+            f.write(f'"{name}" {s} {k}\n')
+    g = [f"set terminal pngcairo size {max(800, 90 * len(rows))},480 font 'DejaVu Sans,10'",
+         f"set output '{os.path.join(out, 'bench-mana.png')}'",
+         "set title 'mana on the emulated VF, wire rate-limited: TCP request/response p50 under load (medians of runs)'",
+         "set style data histograms", "set style histogram clustered gap 1", "set style fill solid 0.8 border -1",
+         "set logscale y", "set ylabel 'p50 (ms, log scale)'", "set xtics rotate by -30 font ',9' noenhanced",
+         "set grid ytics", "set key top right",
+         f"plot '{dat}' using 2:xtic(1) title 'stock mana' lc rgb '#d62728', '' using 3 title 'kit mana (BQL)' lc rgb '#1f77b4'"]
+    script = os.path.join(tmp, "p.gp")
+    with open(script, "w") as f:
+        f.write("\n".join(g) + "\n")
+    rc = subprocess.run([gp, script], capture_output=True, text=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    if rc.returncode:
+        print(f"bench-mana-report: gnuplot failed: {rc.stderr.strip()}", file=sys.stderr)
+        return False
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--runs", type=int, required=True)
+    ap.add_argument("--wall", type=int, default=-1)
+    ap.add_argument("--command", default="make bench DRIVER=mana")
+    ap.add_argument("--params", default="")
+    ap.add_argument("kernels", nargs="+")
+    a = ap.parse_args()
+    results = []
+    for k in a.kernels:
+        if not glob.glob(os.path.join(a.out, f"bench-mana-{k}-*-*.log")):
+            print(f"bench-mana-report: no logs for {k} in {a.out}", file=sys.stderr)
+            continue
+        results.append(kernel_report(a.out, k, a.runs, a.params, a.command, a.wall))
+    if not results:
+        sys.exit("bench-mana-report: no runs to report")
+    with open(os.path.join(a.out, "bench-mana.md"), "w") as f:
+        f.write(markdown(results, a.params, results[0]["command"], results[0]["wall_seconds"]))
+    plot(a.out, results)
+    for r in results:
+        nf = r.get("noise_floor") or {}
+        print(f"{r['kernel']}: {r['headline_case']}: p50 stock/kit {fmt(r['p50_ratio'])}x (noise {pct(nf.get('p50_ratio'))}), "
+              f"p99 {fmt(r['p99_ratio'])}x (noise {pct(nf.get('p99_ratio'))}), wire kit/stock {fmt(r['pps_ratio'], 3)}; "
+              f"runs {r['runs_complete']['stock']}+{r['runs_complete']['kit']}")
+
+
+if __name__ == "__main__":
+    main()

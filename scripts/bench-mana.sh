@@ -1,0 +1,169 @@
+#!/bin/bash
+# bench-mana.sh: stock vs kit mana on the emulated MANA VF (make bench DRIVER=mana).
+#
+# For each kernel, tests/vm/mana-dev.sh boots the guest scenario
+# tests/vm/guest/mana-bench.sh BENCH_RUNS times with the kernel's own
+# mana.ko and BENCH_RUNS times with the kit's (interleaved: stock,kit then
+# kit,stock, ...).  Two emulated VFs are wired together; the device model
+# limits the wire from A to B to BENCH_RATE Mbit/s, so the SQ fills as on a
+# real NIC.  Per queue count in BENCH_QUEUES: a TCP request/response probe
+# and ping from A to B, idle and then beside BENCH_FLOWS bulk TCP streams
+# A -> B; the streams' throughput, A's BQL and the device's doorbell
+# counters beside them.  scripts/bench-mana-report.py turns the console
+# logs into results/bench-mana-<kernel>.json, results/bench-mana.md and
+# results/bench-mana.png.  Not part of the test suite: nothing here passes
+# or fails on the numbers (a run whose guest could not measure is kept out
+# of the medians and counted as failed).
+#
+# Environment (make bench DRIVER=mana passes these through):
+#   BENCH_KERNELS  kernels: an installed kernel (its headers here; default
+#                  build/test-kernels, made by tests/setup.sh) or a row of
+#                  scripts/matrix.conf built in a chroot (trixie-6.12,
+#                  sid-7.2, trixie-bpo-7.3: `make matrix` builds the
+#                  module there, the VM boots that suite's kernel)
+#   BENCH_RUNS     VM boots per kernel and variant (3)
+#   BENCH_RATE     the emulated wire's rate, Mbit/s (20).  The wire must be
+#                  the bottleneck (a TCG guest sends TCP at ~400 Mbit/s here,
+#                  1400-byte UDP at ~70), and the standing queue the stock
+#                  driver builds in the SQ must be long against the TX
+#                  completion latency that bounds BQL's limit, as on a real
+#                  NIC.  Under TCG that latency is ~10 ms (a guest whose two
+#                  vCPUs the load keeps busy): the kit's loaded p50 stays
+#                  near 10 ms at 20, 50 and 100 Mbit/s while the stock one
+#                  shrinks with the rate (measured on 6.12: TCP p50 stock/kit
+#                  6.2x at 20, 1.7x at 100 Mbit/s)
+#   BENCH_QUEUES   queue counts measured per boot, comma separated (1,2;
+#                  at most BENCH_SMP: mana makes one queue per CPU)
+#   BENCH_LOADS    the loads beside the probes, comma separated (tcp,udp):
+#                  tcp = BENCH_FLOWS TCP streams, udp = a UDP flood of
+#                  1400-byte datagrams from BENCH_FLOWS sockets
+#   BENCH_FLOWS    TCP streams / UDP sockets of the load (8)
+#   BENCH_SECS     seconds of probes under load per case (8)
+#   BENCH_SMP      vCPUs (2)
+#   BENCH_OUT      output directory (results/)
+#   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+RUNS=${BENCH_RUNS:-3}
+RATE=${BENCH_RATE:-20}
+QUEUES=${BENCH_QUEUES:-1,2}
+LOADS=${BENCH_LOADS:-tcp,udp}
+FLOWS=${BENCH_FLOWS:-8}
+SECS=${BENCH_SECS:-8}
+SMP=${BENCH_SMP:-2}
+OUT=${BENCH_OUT:-$BQLKIT_TOP/results}
+VM=$BQLKIT_TOP/tests/vm
+TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
+
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive number, not '$RUNS'"
+[[ $RATE =~ ^[1-9][0-9]*$ && $RATE -le 100000 ]] || die "BENCH_RATE must be Mbit/s from 1 to 100000, not '$RATE'"
+[[ $FLOWS =~ ^[1-9][0-9]*$ && $FLOWS -le 64 ]] || die "BENCH_FLOWS must be a number of TCP streams from 1 to 64, not '$FLOWS'"
+[[ $SECS =~ ^[0-9]+$ && $SECS -ge 4 ]] || die "BENCH_SECS must be a number >= 4, not '$SECS'"
+[[ $SMP =~ ^[1-9][0-9]*$ && $SMP -le 16 ]] || die "BENCH_SMP must be a number of vCPUs from 1 to 16, not '$SMP'"
+[[ $QUEUES =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "BENCH_QUEUES must be queue counts separated by commas, not '$QUEUES'"
+[[ $LOADS =~ ^(tcp|udp)(,(tcp|udp))*$ ]] || die "BENCH_LOADS must be tcp, udp or both separated by a comma, not '$LOADS'"
+for q in ${QUEUES//,/ }; do
+	[ "$q" -le "$SMP" ] || die "BENCH_QUEUES: $q queues need BENCH_SMP=$q or more vCPUs (mana makes one queue per CPU)"
+done
+PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS"
+
+start=$SECONDS
+if [ -z "${BENCH_KERNELS:-}" ]; then
+	if [ -z "${BENCH_REPORT_ONLY:-}" ] && [ ! -s "$TEST_KERNELS_FILE" ]; then
+		"$BQLKIT_TOP/tests/setup.sh"
+	fi
+	[ -s "$TEST_KERNELS_FILE" ] || die "no kernels to bench: give BENCH_KERNELS=<kernel> or run tests/setup.sh"
+	BENCH_KERNELS=$(tr '\n' ' ' <"$TEST_KERNELS_FILE")
+fi
+read -r -a kernels <<<"$BENCH_KERNELS"
+[ ${#kernels[@]} -gt 0 ] || die "no kernels to bench (BENCH_KERNELS is empty)"
+
+# kernel_row K: "SUITE ENV" of matrix row K when K is a chroot row.
+kernel_row() {
+	awk -v id="$1" '$1 == id && $5 ~ /^chroot:/ && $3 == "amd64" { print $2, $5 }' "$BQLKIT_TOP/scripts/matrix.conf"
+}
+for k in "${kernels[@]}"; do
+	[ -n "$(kernel_row "$k")" ] || [ -d "/lib/modules/$k/build" ] || [ -n "${BENCH_REPORT_ONLY:-}" ] ||
+		die "BENCH_KERNELS: $k is neither an installed kernel with headers (/lib/modules/$k/build; tests/setup.sh installs the test kernels) nor an amd64 chroot row of scripts/matrix.conf (trixie-6.12, sid-7.2, trixie-bpo-7.3)"
+done
+
+mkdir -p "$OUT"
+report() {
+	python3 "$BQLKIT_TOP/scripts/bench-mana-report.py" --out "$OUT" --runs "$RUNS" \
+		--wall "${BENCH_WALL:-$((SECONDS - start))}" --command "${BENCH_COMMAND:-make bench DRIVER=mana}" \
+		--params "$PARAMS" -- "${kernels[@]}"
+}
+if [ -n "${BENCH_REPORT_ONLY:-}" ]; then
+	BENCH_WALL=-1 # keep the wall time of the run that made the logs
+	report
+	exit 0
+fi
+
+"$BQLKIT_TOP/scripts/install-deps.sh" bench
+qdir=$("$BQLKIT_TOP/scripts/build-qemu.sh" | tail -n1)
+mkdir -p "$BQLKIT_BUILD"
+tmpd=$(mktemp -d "$BQLKIT_BUILD/bench-mana.XXXXXX")
+trap 'rm -rf "$tmpd"' EXIT
+
+# Per boot: boot and setup, then per case the idle probes, warm-up, load
+# and drain, all under TCG on a loaded 2-core host (a bound, not an estimate).
+nq=$(tr ',' '\n' <<<"$QUEUES" | wc -l)
+nl=$(tr ',' '\n' <<<"$LOADS" | wc -l)
+tmo=$((300 + nq * (4 + nl * (SECS + 2 + 5)) * 8))
+append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows=$FLOWS bqlkit.secs=$SECS"
+
+failed=0
+for k in "${kernels[@]}"; do
+	row=$(kernel_row "$k")
+	suite=''
+	if [ -n "$row" ]; then
+		read -r suite env <<<"$row"
+		step "$k: building the kit's mana.ko in the $suite chroot (make matrix)"
+		MATRIX_RESULTS=$tmpd/matrix BQLKIT_BUILD=$tmpd/matrix/build \
+			"$BQLKIT_TOP/scripts/matrix.sh" "^$k\$" >"$tmpd/matrix.log" 2>&1 ||
+			{ tail -5 "$tmpd/matrix.log" >&2; die "$k: make matrix failed (log above)"; }
+		read -r kver status <<<"$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]
+print(r["kernel"], r["cells"]["mana"]["status"])' "$tmpd/matrix/matrix.json")"
+		[ "$status" = ok ] || die "$k: the matrix built no mana.ko ($status; log: $tmpd/matrix/build/matrix/cells/$k.mana.log)"
+		built=$BQLKIT_CACHE/chroots/${env#chroot:}-amd64/bqlkit/out/$k/$kver/mana.ko
+	else
+		kver=$k
+		step "$k: building the kit's mana.ko"
+		blog=$BQLKIT_BUILD/bench-mana-build-$k.log
+		BQLKIT_DRIVERS=mana "$BQLKIT_TOP/scripts/build.sh" "$k" >"$blog" 2>&1 ||
+			{ tail -5 "$blog" >&2; die "$k: scripts/build.sh failed (log: $blog)"; }
+		built=$BQLKIT_BUILD/$k/mana.ko
+	fi
+	# Our own copy: build/ is shared, another build must not change it mid-run.
+	ko=$tmpd/mana-$kver.ko
+	cp "$built" "$ko"
+	{
+		echo "kernel=$kver"
+		echo "row=${row:+$k}"
+		echo "suite=$suite"
+		echo "git=$(git -C "$BQLKIT_TOP" describe --always --dirty 2>/dev/null || echo NA)"
+		for f in version srcversion bqlkit vermagic; do echo "$f=$(modinfo -F "$f" "$ko" | head -1)"; done
+		echo "sha256=$(sha256sum "$ko" | cut -d' ' -f1)"
+	} >"$OUT/bench-mana-$k-info.log"
+	rm -f "$OUT/bench-mana-$k-"{stock,kit}-*.log
+	for r in $(seq 1 "$RUNS"); do
+		for v in $(bench_order "$r"); do
+			logf=$OUT/bench-mana-$k-$v-$r.log
+			step "$k: run $r/$RUNS $v"
+			load0=$(cut -d' ' -f1 /proc/loadavg)
+			mod=()
+			[ "$v" = stock ] || mod=(--module "$ko")
+			if ! "$VM/mana-dev.sh" --kver "$kver" ${suite:+--suite "$suite"} "${mod[@]}" --scenario mana-bench \
+				--qemu "$qdir" --smp "$SMP" --log "$logf" --append "$append" --timeout "$tmo" --quiet \
+				>"$tmpd/run.out" 2>&1; then
+				note "$k $v run $r failed: $(tail -1 "$tmpd/run.out") (kept out of the medians)"
+				failed=$((failed + 1))
+			fi
+			bench_host_load "$logf" "$load0"
+		done
+	done
+done
+step "writing the report"
+report
+note "bench (mana): $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s, $failed failed run(s); see $OUT/bench-mana.md"

@@ -1,0 +1,204 @@
+#!/bin/busybox sh
+# shellcheck shell=dash source-path=SCRIPTDIR
+# mana latency under load on two emulated MANA VFs wired together
+# (scripts/bench-mana.sh boots it once per run and variant, through
+# tests/vm/mana-dev.sh --scenario mana-bench).  The wire from A to B is
+# limited to bqlkit.rate Mbit/s by the device model (TX completions come at
+# line rate, as on a real NIC), so the SQ fills: with the stock mana the
+# standing queue sits in the SQ, with the kit's BQL it sits in fq_codel.
+# Per queue count Q in bqlkit.queues (e.g. 1,2; ethtool -L combined Q on
+# both ports), with the wire limited:
+#   idle    a TCP request/response probe (tcpload rr-client A -> B, 1-byte
+#           requests, one in flight) and ping -i 0.05, bqlkit.idle_secs s
+#   loaded  per load in bqlkit.loads: tcp = bqlkit.flows TCP streams A -> B
+#           (tcpload send/sink, every byte checked), udp = a UDP flood from
+#           bqlkit.flows sockets (1400-byte datagrams, udpflood); after
+#           bqlkit.warmup s the same probes for bqlkit.secs s, A's BQL
+#           sampled on every TX queue (bqlwatch), the device's counters
+#           and A's qdisc before and after
+# Nothing passes or fails on the numbers; the checks only say that the
+# run measured what it should.  Data lines (L = q<Q>-idle | q<Q>-<load>):
+#   BQLKIT benchcase label=L queues=Q rate_mbps=R load=none|tcp|udp flows=F secs=S
+#   BQLKIT rr label=L n=N p50_us=N p90_us=N p99_us=N max_us=N
+#   BQLKIT pingq label=L n=N p50_us=N p99_us=N sent=N
+#   BQLKIT bulk label=L mbps=M sink_bytes=N bad=N    (mbps: A's wire, from
+#                                                    the device's tx_bytes)
+#   BQLKIT bqlpeak label=L max_inflight=N max_limit=N
+#   BQLKIT db label=L tx_wqes=N sq_doorbells=N rx_frames=N rq_doorbells=N wire_waits=N
+#   BQLKIT qdiscb label=L.pre|L.post backlog_pkts=N drops=N requeues=N
+#   BQLKIT textpatches label=L|q<Q>-setup n=N   kernel text patches (x86)
+. /bqlkit/lib.sh
+# shellcheck source=mana-lib.sh
+. /bqlkit/mana-lib.sh
+
+RATE=$(knob rate 20)
+QUEUES=$(knob queues 1,2 | tr ',' ' ')
+LOADS=$(knob loads tcp,udp | tr ',' ' ')
+FLOWS=$(knob flows 8)
+SECS=$(knob secs 8)
+IDLE_SECS=$(knob idle_secs 4)
+WARMUP=$(knob warmup 2)
+RR_PORT=5100
+KIT=0
+mana_is_kit && KIT=1
+
+emit "mana module version=$(cat /sys/module/mana/version 2>/dev/null || echo none) kit=$KIT srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"
+emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP cpus=$(grep -c ^processor /proc/cpuinfo)"
+check probe_two_ports "two emulated VFs probed into two mana netdevs" [ "$(mana_ifaces | wc -l)" -eq 2 ]
+if ! mana_setup; then
+	result setup FAIL "could not move/address the mana ports"
+	exit 1
+fi
+
+# Kernel text patched under load (lib.sh poke_probe): counted per case.
+# bqlkit.poke_stacks=1 also records each patch's stack in the trace
+# buffer, which ftrace_dump_on_oops (kernel command line) prints if the
+# guest dies.
+PROBE=
+if poke_probe; then
+	PROBE=1
+	if [ "$(knob poke_stacks 0)" = 1 ]; then
+		for _e in "$POKE_T"/events/bqlkit/*/trigger; do echo stacktrace >"$_e"; done
+	fi
+fi
+# patches LABEL: the text patches since the last call.
+PATCHES=$( [ -z "$PROBE" ] || pokes)
+patches() {
+	[ -n "$PROBE" ] || return 0
+	_p=$(pokes)
+	emit "textpatches label=$1 n=$((_p - PATCHES))"
+	PATCHES=$_p
+}
+
+# One request/response server for the whole boot (it serves the clients
+# one after the other).
+/usr/sbin/ip netns exec B /usr/bin/tcpload rr-server "$RR_PORT" 3600 >"$BQLKIT_RUN/rr-server.out" 2>&1 &
+
+# pingq LABEL FILE: RTT percentiles (microseconds) of iputils ping's
+# per-reply lines in FILE.
+pingq() {
+	_sent=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$2")
+	sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$2" | awk '{ printf "%d\n", $1 * 1000 }' | sort -n |
+		awk -v l="$1" -v s="${_sent:-0}" '{ v[NR] = $1 }
+		END {
+			if (NR == 0) { printf "pingq label=%s n=0 p50_us=NA p99_us=NA sent=%s\n", l, s; exit }
+			i99 = int(NR * 0.99) + 1
+			if (i99 > NR) i99 = NR
+			printf "pingq label=%s n=%d p50_us=%d p99_us=%d sent=%s\n", l, NR, v[int(NR * 0.5) + 1], v[i99], s
+		}' | while read -r _l; do emit "$_l"; done
+}
+
+# probes LABEL SECS: ping in the background, the RR probe in the
+# foreground, both for SECS seconds from A to B.
+probes() {
+	/usr/sbin/ip netns exec A /usr/bin/ping -c $(($2 * 20)) -i 0.05 -W 2 -w $(($2 + 3)) "$ADDR_B" >"$BQLKIT_RUN/ping.$1" 2>&1 &
+	_ping=$!
+	_rr=$(in_ns A tcpload rr-client "$ADDR_B" "$RR_PORT" "$2")
+	wait "$_ping"
+	emit "rr label=$1 ${_rr#TCPLOAD rr }"
+	pingq "$1" "$BQLKIT_RUN/ping.$1"
+}
+
+# qdiscb LABEL: A's root qdisc counters (mq sums its children's).
+qdiscb() {
+	in_ns A tc -s qdisc show dev maA | awk -v l="$1" '
+		$1 == "qdisc" { root = ($0 ~ / root/) }
+		root && $1 == "Sent" { d = $0; sub(/.*dropped /, "", d); sub(/,.*/, "", d); r = $0; sub(/.*requeues /, "", r); sub(/\).*/, "", r) }
+		root && $1 == "backlog" { b = $3; sub(/p$/, "", b) }
+		END { printf "qdiscb label=%s backlog_pkts=%d drops=%d requeues=%d\n", l, b, d, r }' |
+		while read -r _l; do emit "$_l"; done
+}
+
+# load_start KIND SECS: bulk load A -> B in the background: KIND tcp =
+# FLOWS TCP streams (tcpload, contents verified by the sinks), udp = a
+# UDP flood from FLOWS sockets (1400-byte datagrams; a sink in B reads
+# them).  load_wait: wait for it (not in a subshell: it waits for this
+# shell's children); writes the sinks' bytes and bad to $BQLKIT_RUN/sunk.
+load_start() {
+	LOAD_PIDS=
+	rm -f "$BQLKIT_RUN"/lsink.* "$BQLKIT_RUN"/lsend.*
+	if [ "$1" = udp ]; then
+		/usr/sbin/ip netns exec B /usr/bin/udpflood sink "$FLOOD_PORT" $(($2 + 40)) 2000 >"$BQLKIT_RUN/lsink.1" 2>&1 &
+		LOAD_PIDS=$!
+		sleep 0.3
+		/usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" "$2" 1400 "$FLOWS" >"$BQLKIT_RUN/lsend.1" 2>&1 &
+		LOAD_PIDS="$LOAD_PIDS $!"
+		return
+	fi
+	_i=1
+	while [ "$_i" -le "$FLOWS" ]; do
+		/usr/sbin/ip netns exec B /usr/bin/tcpload sink $((5000 + _i)) $(($2 + 40)) >"$BQLKIT_RUN/lsink.$_i" 2>&1 &
+		LOAD_PIDS="$LOAD_PIDS $!"
+		_i=$((_i + 1))
+	done
+	sleep 0.3
+	_i=1
+	while [ "$_i" -le "$FLOWS" ]; do
+		/usr/sbin/ip netns exec A /usr/bin/tcpload send "$ADDR_B" $((5000 + _i)) "$2" >"$BQLKIT_RUN/lsend.$_i" 2>&1 &
+		LOAD_PIDS="$LOAD_PIDS $!"
+		_i=$((_i + 1))
+	done
+}
+
+load_wait() {
+	# shellcheck disable=SC2086
+	wait $LOAD_PIDS
+	cat "$BQLKIT_RUN"/lsink.* | awk '
+		$1 == "TCPLOAD" || $1 == "UDPFLOOD" {
+			for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "bytes") b += kv[2]; if (kv[1] == "bad") bad += kv[2] } }
+		END { printf "sink_bytes=%d bad=%d\n", b, bad }' >"$BQLKIT_RUN/sunk"
+}
+
+for q in $QUEUES; do
+	ok=1
+	for _n in A:maA B:maB; do
+		in_ns "${_n%%:*}" ethtool -L "${_n#*:}" combined "$q" 2>"$BQLKIT_RUN/ethtool.err" || ok=0
+	done
+	if [ "$ok" = 0 ]; then
+		result "q$q-channels" FAIL "ethtool -L combined $q: $(cat "$BQLKIT_RUN/ethtool.err")"
+		continue
+	fi
+	# The port reset by -L may still be settling.
+	_w=0
+	while [ "$_w" -lt 20 ] && ! ping_ok; do _w=$((_w + 1)); done
+	mctl A maA set rate_mbps "$RATE"
+	emit "benchcase label=q$q-idle queues=$q rate_mbps=$RATE load=none flows=0 secs=$IDLE_SECS"
+	patches "q$q-setup"
+	probes "q$q-idle" "$IDLE_SECS"
+	patches "q$q-idle"
+	for load in $LOADS; do
+		L=q$q-$load
+		emit "benchcase label=$L queues=$q rate_mbps=$RATE load=$load flows=$FLOWS secs=$SECS"
+		load_start "$load" $((WARMUP + SECS + 1))
+		sleep "$WARMUP"
+		t0=$(uptime_s)
+		mdump "$L-0" A maA
+		mdump "$L-0" B maB
+		qdiscb "$L.pre"
+		bql_peak A maA "$SECS" >"$BQLKIT_RUN/peak.$L" &
+		peak=$!
+		probes "$L" "$SECS"
+		wait "$peak"
+		mdump "$L-1" A maA
+		mdump "$L-1" B maB
+		t1=$(uptime_s)
+		qdiscb "$L.post"
+		load_wait
+		patches "$L"
+		wire=$(awk -v b="$(mdelta "$L-0" "$L-1" maA tx_bytes)" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.1f", (t1 > t0 ? b * 8 / (t1 - t0) / 1e6 : 0) }')
+		emit "bulk label=$L mbps=$wire $(cat "$BQLKIT_RUN/sunk")"
+		read -r pk_in pk_lim <"$BQLKIT_RUN/peak.$L" || { pk_in=0 pk_lim=0; }
+		emit "bqlpeak label=$L max_inflight=$pk_in max_limit=$pk_lim"
+		emit "db label=$L tx_wqes=$(mdelta "$L-0" "$L-1" maA tx_wqes) sq_doorbells=$(mdelta "$L-0" "$L-1" maA sq_doorbells) rx_frames=$(mdelta "$L-0" "$L-1" maB rx_frames) rq_doorbells=$(mdelta "$L-0" "$L-1" maB rq_doorbells) wire_waits=$(mdelta "$L-0" "$L-1" maA tx_wire_waits)"
+		check "$L-measured" "probes answered under load and the load moved data" \
+			sh -c "grep -q 'rr label=$L n=[1-9]' $BQLKIT_RUN/lines && grep -q 'bulk label=$L mbps=[0-9.]* sink_bytes=[1-9][0-9]* bad=0' $BQLKIT_RUN/lines"
+		if [ "$KIT" = 1 ]; then
+			check "$L-bql-limits" "the kit's BQL limited A's SQs (max limit $pk_lim)" [ "$pk_lim" -gt 0 ]
+		else
+			check "$L-no-bql" "the stock mana charges no BQL (max limit $pk_lim)" [ "$pk_lim" -eq 0 ]
+		fi
+		check "$L-inflight-zero" "A's BQL inflight back to 0 after the load" [ "$(bql_settle A maA 5)" -eq 0 ]
+	done
+	mctl A maA set rate_mbps 0
+done
+check dmesg_clean "no WARN/BUG/Oops/transmit queue timeout in dmesg" dmesg_check
