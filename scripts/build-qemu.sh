@@ -1,7 +1,8 @@
 #!/bin/bash
 # Build the kit's QEMU: Debian's QEMU source (bookworm, through the kit's
 # private APT config with deb-src lines; /etc/apt is never touched) with the
-# kit's devices from qemu/hw/ added, and the kit's TCG plugins from
+# kit's fixes from qemu/patches/ applied (DEP-3 headers say why) and its
+# devices from qemu/hw/ added, and the kit's TCG plugins from
 # qemu/plugins/ built against it.  Only the targets asked for are built.
 #
 #   build-qemu.sh [--print-key]        prints the output directory:
@@ -11,7 +12,7 @@
 #
 # QEMU_TARGETS="x86_64 aarch64" (default x86_64).  The result is cached in
 # $BQLKIT_CACHE/qemu/<key>, the key a hash of the QEMU source version, this
-# script, the kit's device and plugin sources and the targets: a change to
+# script, the kit's patches, device and plugin sources and the targets: a change to
 # any of them builds anew (one device file: the source tree and its build
 # directory are kept, so only what changed is recompiled: ~1-3 min).
 # The first build takes ~8 min on 2 idle cores (48 min measured while four
@@ -37,7 +38,7 @@ key=$( {
 	echo "qemu $ver targets $targets"
 	cat "$0"
 	if [ -d "$kit" ]; then
-		(cd "$kit" && find . -type f \( -name '*.c' -o -name '*.h' -o -name 'trace-events' -o -name 'meson.build' \) |
+		(cd "$kit" && find . -type f \( -name '*.c' -o -name '*.h' -o -name 'trace-events' -o -name 'meson.build' -o -name '*.patch' \) |
 			LC_ALL=C sort | xargs -r sha256sum)
 	fi
 } | sha256sum | cut -c1-16)
@@ -82,6 +83,20 @@ if [ ! -f "$src/.unpacked" ]; then
 	touch "$src/.unpacked"
 fi
 
+# The kit's fixes: qemu/patches/*.patch, in order, on the pristine files
+# (kept as *.bqlkit-orig the first time; restored before each build, so a
+# patch removed or changed since is undone too).
+find "$src" -name '*.bqlkit-orig' -print0 | while IFS= read -r -d '' o; do
+	cp "$o" "${o%.bqlkit-orig}"
+done
+for p in "$kit"/patches/*.patch; do
+	[ -e "$p" ] || continue
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p" | while read -r f; do
+		[ -f "$src/$f.bqlkit-orig" ] || cp "$src/$f" "$src/$f.bqlkit-orig"
+	done
+	patch -d "$src" -p1 --quiet --no-backup-if-mismatch <"$p" >>"$log" 2>&1 ||
+		fail "qemu/patches/$(basename "$p") does not apply to QEMU $ver"
+done
 # The kit's devices: qemu/hw/<dir>/{*.c,*.h,trace-events}, added to the
 # same directory of QEMU's tree and to its meson.build (any target with
 # PCI).  The pristine meson.build and trace-events are kept as *.orig.

@@ -234,9 +234,9 @@ check_veth() {
 install_busybox
 if [[ -n $foreign ]]; then install_foreign_tools; else install_host_tools; fi
 tools="udpflood bqlwatch manactl tcpload xdpload"
-# tsprobe and vmmark serve make bench, on amd64 guests only (vmmark's
-# marker is an x86-64 instruction).
-[[ -n $foreign ]] || tools+=" tsprobe vmmark"
+# tsprobe and vmmark serve make bench, cx16flags checks the emulator
+# (guest/mana-dev.sh): amd64 guests only (x86-64 instructions).
+[[ -n $foreign ]] || tools+=" tsprobe vmmark cx16flags"
 for tool in $tools; do
 	cp "$(build_tool "$tool")" "$root/usr/bin/$tool"
 done
