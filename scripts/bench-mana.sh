@@ -7,9 +7,9 @@
 # kit,stock, ...).  Two emulated VFs are wired together; the device model
 # limits the wire from A to B to BENCH_RATE Mbit/s, so the SQ fills as on a
 # real NIC.  Per queue count in BENCH_QUEUES: a TCP request/response probe
-# and ping from A to B, idle and then beside BENCH_FLOWS bulk TCP streams
-# A -> B; the streams' throughput, A's BQL and the device's doorbell
-# counters beside them.  scripts/bench-mana-report.py turns the console
+# and ping from A to B, idle and then beside each load of BENCH_LOADS
+# (TCP streams, a UDP flood) from A to B; the wire's throughput, A's BQL
+# and the device's doorbell counters beside them.  scripts/bench-mana-report.py turns the console
 # logs into results/bench-mana-<kernel>.json, results/bench-mana.md and
 # results/bench-mana.png.  Not part of the test suite: nothing here passes
 # or fails on the numbers (a run whose guest could not measure is kept out
@@ -120,12 +120,15 @@ for k in "${kernels[@]}"; do
 	if [ -n "$row" ]; then
 		read -r suite env <<<"$row"
 		step "$k: building the kit's mana.ko in the $suite chroot (make matrix)"
+		# Its logs outlive this script's temporary directory.
+		blog=$BQLKIT_BUILD/bench-mana-build-$k.log
 		MATRIX_RESULTS=$tmpd/matrix BQLKIT_BUILD=$tmpd/matrix/build \
-			"$BQLKIT_TOP/scripts/matrix.sh" "^$k\$" >"$tmpd/matrix.log" 2>&1 ||
-			{ tail -5 "$tmpd/matrix.log" >&2; die "$k: make matrix failed (log above)"; }
+			"$BQLKIT_TOP/scripts/matrix.sh" "^$k\$" >"$blog" 2>&1 ||
+			{ tail -5 "$blog" >&2; die "$k: make matrix failed (log: $blog)"; }
 		read -r kver status <<<"$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]
 print(r["kernel"], r["cells"]["mana"]["status"])' "$tmpd/matrix/matrix.json")"
-		[ "$status" = ok ] || die "$k: the matrix built no mana.ko ($status; log: $tmpd/matrix/build/matrix/cells/$k.mana.log)"
+		cat "$tmpd/matrix/build/matrix/cells/$k.mana.log" >>"$blog" 2>/dev/null || true
+		[ "$status" = ok ] || die "$k: the matrix built no mana.ko ($status; log: $blog)"
 		built=$BQLKIT_CACHE/chroots/${env#chroot:}-amd64/bqlkit/out/$k/$kver/mana.ko
 	else
 		kver=$k
