@@ -61,9 +61,11 @@ def parse_log(path):
                 run["params"] = kv
             elif kind == "host":
                 run["host"] = kv
-            elif "label" in kv and kind in ("benchcase", "rr", "pingq", "bulk", "bqlpeak", "db", "qdiscb"):
+            elif "label" in kv and kind in ("benchcase", "rr", "pingq", "bulk", "bqlpeak", "db", "qdisc", "qdiscb"):
                 label = kv.pop("label")
                 when = ""
+                # qdiscb: the name in logs before the scenario used lib.sh's qdisc_stats_emit.
+                kind = "qdiscb" if kind == "qdisc" else kind
                 if kind == "qdiscb":
                     label, _, when = label.rpartition(".")
                 c = run["cases"].setdefault(label, {})

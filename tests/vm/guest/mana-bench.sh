@@ -25,7 +25,7 @@
 #                                                    the device's tx_bytes)
 #   BQLKIT bqlpeak label=L max_inflight=N max_limit=N
 #   BQLKIT db label=L tx_wqes=N sq_doorbells=N rx_frames=N rq_doorbells=N wire_waits=N
-#   BQLKIT qdiscb label=L.pre|L.post backlog_pkts=N drops=N requeues=N
+#   BQLKIT qdisc label=L.pre|L.post backlog_pkts=N drops=N requeues=N
 #   BQLKIT textpatches label=L|q<Q>-setup n=N   kernel text patches (x86)
 . /bqlkit/lib.sh
 # shellcheck source=mana-lib.sh
@@ -101,14 +101,7 @@ probes() {
 }
 
 # qdiscb LABEL: A's root qdisc counters (mq sums its children's).
-qdiscb() {
-	in_ns A tc -s qdisc show dev maA | awk -v l="$1" '
-		$1 == "qdisc" { root = ($0 ~ / root/) }
-		root && $1 == "Sent" { d = $0; sub(/.*dropped /, "", d); sub(/,.*/, "", d); r = $0; sub(/.*requeues /, "", r); sub(/\).*/, "", r) }
-		root && $1 == "backlog" { b = $3; sub(/p$/, "", b) }
-		END { printf "qdiscb label=%s backlog_pkts=%d drops=%d requeues=%d\n", l, b, d, r }' |
-		while read -r _l; do emit "$_l"; done
-}
+qdiscb() { in_ns A tc -s qdisc show dev maA | qdisc_stats_emit "$1"; }
 
 # load_start KIND SECS: bulk load A -> B in the background: KIND tcp =
 # FLOWS TCP streams (tcpload, contents verified by the sinks), udp = a
