@@ -47,6 +47,10 @@ fake_qemu 'veth_xmit+0x42/0x300 [veth]'
 rc=0
 "$BQLKIT_TOP/tests/vm/run-vm.sh" --kver "$k1" --initrd "$fake/initrd" --log "$fake/log" --qemu "$fake" --quiet 2>"$fake/err" || rc=$?
 check vm-int3-in-kit-not-retried test "$rc" -ne 0 -a "$(wc -l <"$fake/boots")" -eq 1
+# Which QEMU: amd64 guests boot the kit's (each run's emulator_cx16_flags
+# says the flags bug is absent); VM_QEMU names the other choice or is refused.
+expect_error vm-qemu-choice-unknown "VM_QEMU must be kit (the default) or debian, not 'qemu8'" \
+	env VM_QEMU=qemu8 "$BQLKIT_TOP/tests/vm/run-vm.sh" --kver "$k1" --initrd "$fake/initrd" --log "$fake/log" --quiet
 
 for k in $(test_kernels); do
 	series=$(series_of "$(kernel_version "$(kdir_for "$k")")")

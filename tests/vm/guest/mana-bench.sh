@@ -45,7 +45,6 @@ mana_is_kit && KIT=1
 emit "mana module version=$(cat /sys/module/mana/version 2>/dev/null || echo none) kit=$KIT srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"
 emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP cpus=$(grep -c ^processor /proc/cpuinfo)"
 check probe_two_ports "two emulated VFs probed into two mana netdevs" [ "$(mana_ifaces | wc -l)" -eq 2 ]
-emulator_check
 if ! mana_setup; then
 	result setup FAIL "could not move/address the mana ports"
 	exit 1

@@ -28,7 +28,6 @@ want() { case ",$PHASES," in *",$1,"*) return 0 ;; esac; return 1; }
 emit "mana module version=$(cat /sys/module/mana/version 2>/dev/null || echo none) kit=$KIT srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"
 check probe_module "mana.ko inserted" [ "$(module_status mana)" = ok ]
 check probe_two_ports "two emulated VFs probed into two mana netdevs" [ "$(mana_ifaces | wc -l)" -eq 2 ]
-emulator_check
 dmesg | grep -iE 'mana|gdma' | head -n 40 | sed 's/^/BQLKIT dmesg /'
 if ! mana_setup; then
 	result setup FAIL "could not move/address the mana ports"

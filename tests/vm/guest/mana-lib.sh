@@ -152,16 +152,6 @@ tcp_bulk() {
 	check "$4-intact" "every byte as sent (bad=${_bad:-NA})" [ "${_bad:-1}" -eq 0 ]
 }
 
-# emulator_check: the emulator under the mana tests, the kit's QEMU, keeps
-# the flags that CMPXCHG8B/16B leave alone (tests/vm/cx16flags.c; QEMU 7.2
-# does not, and a guest dies of it under load: qemu/patches/0001-*).
-# amd64 guests only (the tool is x86-64 code).
-emulator_check() {
-	[ -x /usr/bin/cx16flags ] || return 0
-	_out=$(cx16flags | tr '\n' ' ')
-	check emulator_cx16_flags "$_out" [ "$_out" = "CX16FLAGS ok " ]
-}
-
 # mana_is_kit: the loaded mana is the kit's (version ends in -bqlkit).
 mana_is_kit() {
 	case $(cat /sys/module/mana/version 2>/dev/null) in
