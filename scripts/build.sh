@@ -171,7 +171,7 @@ for drv in $drivers; do
 	# Module.symvers: modpost can only warn about core kernel symbols.
 	modpost_warn=
 	[ ! -f "$kdir/.bqlkit-prepared" ] || modpost_warn=1
-	step "building $drv for $kver (Linux $kv) from base $bv with series $series"
+	step "building $drv for $kver (Linux $kv) from base $bv with series $pseries"
 	if ! make -C "$kdir" M="$mdir" BQLKIT_COMPAT="$BQLKIT_TOP/compat" \
 		BQLKIT_CONFIG="$out/compat" ${ARCH:+ARCH=$ARCH} \
 		${modpost_warn:+KBUILD_MODPOST_WARN=1} \
