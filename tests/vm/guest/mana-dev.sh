@@ -183,15 +183,22 @@ fi
 
 # MTU change under load.
 if want mtu; then
+	# A driver whose MTU range is one value (5.15's mana: MTU changes came
+	# with jumbo frames in 6.4) refuses every change: nothing to test.
+	range=$(in_ns A ip -d link show dev maA | sed -n 's/.* minmtu \([0-9]*\) maxmtu \([0-9]*\).*/\1 \2/p')
 	udp_start A "$ADDR_B" 120 64 4
 	ok=1
-	for m in 1400 1500 1280 1500; do
-		in_ns A ip link set dev maA mtu "$m" || ok=0
-		in_ns B ip link set dev maB mtu "$m" || ok=0
-		sleep 1
-	done
+	if [ -n "$range" ] && [ "${range% *}" = "${range#* }" ]; then
+		result mtu_ops SKIP "this mana's MTU range is ${range% *} only (minmtu = maxmtu): no MTU change to make"
+	else
+		for m in 1400 1500 1280 1500; do
+			in_ns A ip link set dev maA mtu "$m" || ok=0
+			in_ns B ip link set dev maB mtu "$m" || ok=0
+			sleep 1
+		done
+		check mtu_ops "MTU 1400/1500/1280/1500 on both ports under load" [ "$ok" = 1 ]
+	fi
 	udp_stop A
-	check mtu_ops "MTU 1400/1500/1280/1500 on both ports under load" [ "$ok" = 1 ]
 	check mtu_ping "A pings B after the MTU changes" ping_ok
 	check mtu_big_ping "a 1472-byte ping fits again" in_ns A ping -c 2 -W 2 -s 1472 -M do "$ADDR_B"
 	check mtu_inflight_zero "A's inflight 0 after ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
@@ -257,13 +264,13 @@ if want txbatch; then
 		check txbatch_bql_stop_limited "on, rate-limited wire: BQL limited the queue (max inflight $1, limit $2)" [ "$2" -gt 0 ]
 		check txbatch_bql_stop_drained "then every WQE completed: inflight 0 ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
 		# Stopped by a full SQ: BQL never limits below 16 MB here.
-		s0=$(in_ns A ethtool -S maA | awk '/stop_queue:/ { s += $2 } END { print s + 0 }')
+		s0=$(stop_queues A maA)
 		bql_min A maA 16000000
 		mctl A maA set rate_mbps "$RATE"
 		gso_start A "$ADDR_B" "$half"
 		wait "$GSO_PID"
 		mctl A maA set rate_mbps 0
-		s1=$(in_ns A ethtool -S maA | awk '/stop_queue:/ { s += $2 } END { print s + 0 }')
+		s1=$(stop_queues A maA)
 		check txbatch_sq_full_stopped "on: a full SQ stopped the queue ($((s1 - s0)) stops)" [ "$((s1 - s0))" -gt 0 ]
 		check txbatch_sq_full_drained "then every WQE completed: inflight 0 ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
 		bql_min A maA 0
@@ -287,19 +294,39 @@ if want lost; then
 	dropped=$(mdelta lost0 lost1 maA tx_cqes_dropped)
 	set -- $(bql_of A maA)
 	stuck=$1
-	stopped=$(in_ns A ethtool -S maA | awk '/stop_queue:/ { print $2 }')
+	stopped=$(stop_queues A maA)
 	emit "lost dropped_cqes=$dropped inflight_stuck=$stuck stop_queue=$stopped"
 	check lost_dropped "the device dropped TX completions ($dropped)" [ "$dropped" -gt 0 ]
 	if [ "$KIT" = 1 ]; then
 		check lost_inflight_stuck "BQL keeps the lost bytes in flight ($stuck)" [ "$stuck" -gt 0 ]
 	fi
-	t0=$(uptime_s)
-	ip -n A link set maA down
-	ip -n A link set maA up
-	t1=$(uptime_s)
-	emit "lost reset_secs=$(echo "$t1 $t0" | awk '{printf "%.1f", $1 - $2}')"
 	mctl A maA set drop_tx_cqes 0
-	check lost_recovered_ping "the port reset recovers the queue" ping_ok
+	t0=$(uptime_s)
+	if grep -qw mana_tx_timeout /proc/kallsyms && [ "$stuck" -gt 0 ]; then
+		# The base's TX watchdog (upstream 3b194343c250, 7.0): the core
+		# times the queue BQL stopped out and the handler resets the
+		# port, with no help from here.  Wait (up to 240 s: the reset's
+		# drain waits for the lost completions too) until the port is
+		# back with nothing in flight; its queues vanish meanwhile.
+		_end=$(($(cut -d. -f1 /proc/uptime) + 240))
+		while [ "$(cut -d. -f1 /proc/uptime)" -lt "$_end" ]; do
+			_in=$(bql_settle A maA 1)
+			[ -n "$_in" ] && [ "$_in" -eq 0 ] && ping_ok && break
+			sleep 1
+		done
+		t1=$(uptime_s)
+		_wd=$(dmesg | grep -c 'maA.*transmit queue [0-9]* timed out\|mana.*[Tt][Xx] timeout' || true)
+		emit "lost watchdog_secs=$(echo "$t1 $t0" | awk '{printf "%.1f", $1 - $2}') watchdog_reports=$_wd"
+		check lost_watchdog_fired "the core's TX watchdog timed the queue out ($_wd reports)" [ "$_wd" -gt 0 ]
+		# (Its report is what this phase provoked: not a complaint.)
+		DMESG_EXPECTED='maA.*transmit queue [0-9]* timed out'
+	else
+		ip -n A link set maA down
+		ip -n A link set maA up
+		t1=$(uptime_s)
+		emit "lost reset_secs=$(echo "$t1 $t0" | awk '{printf "%.1f", $1 - $2}')"
+	fi
+	check lost_recovered_ping "the queue recovers" ping_ok
 	check lost_inflight_zero "BQL reset with the queues ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
 fi
 

@@ -76,6 +76,12 @@ bql_of() {
 	done' | awk '{ i += $1; if ($2 > l) l = $2 } END { printf "%d %d\n", i, l }'
 }
 
+# stop_queues NS IF: how often mana stopped IF's tx queues (ethtool -S
+# stop_queue, summed over the queues).
+stop_queues() {
+	in_ns "$1" ethtool -S "$2" | awk '/stop_queue:/ { s += $2 } END { print s + 0 }'
+}
+
 # bql_settle NS IF SECS: wait until the tx queues' inflight is 0; print it.
 bql_settle() {
 	_t=0
