@@ -195,13 +195,14 @@ mana_dev_qemu() {
 # vm_mana_dev NAME KVER PHASES [ARGS...]: one VM with two emulated MANA VFs
 # on a wire (tests/vm/mana-dev.sh ARGS: --module KO, --suite SUITE, ...) in
 # $MANA_QEMU; one result line per guest check, named NAME-<check>.
+# MANA_DEV_APPEND: more guest knobs (e.g. bqlkit.expect_rx_db=per_packet).
 vm_mana_dev() {
 	local name=$1 k=$2 phases=$3 log
 	shift 3
 	log=$BQLKIT_BUILD/test-logs/$name.log
 	mkdir -p "$(dirname "$log")"
 	"$BQLKIT_TOP/tests/vm/mana-dev.sh" --kver "$k" --qemu "$MANA_QEMU" --log "$log" --quiet \
-		--append "bqlkit.phases=$phases bqlkit.secs=5" "$@" >"$log.out" 2>&1 || true
+		--append "bqlkit.phases=$phases bqlkit.secs=5${MANA_DEV_APPEND:+ $MANA_DEV_APPEND}" "$@" >"$log.out" 2>&1 || true
 	# (A crash on kernel text being patched, "Oops: int3" outside mana,
 	# is booted again once by tests/vm/run-vm.sh.)
 	if ! grep -q '^BQLKIT-END' "$log" 2>/dev/null; then
