@@ -147,11 +147,9 @@ stop_dkms() {
 added=
 cleanup() {
 	rc=$?
-	# (Said first: make, interrupted too, may return to the prompt
-	# before this cleanup ends.)
-	[ $rc -eq 0 ] || [ -z "$added" ] || note "install failed or interrupted: removing bqlkit/$ver from DKMS again"
 	stop_dkms
 	if [ $rc -ne 0 ] && [ -n "$added" ]; then
+		note "install failed or interrupted: removing bqlkit/$ver from DKMS again"
 		dkms remove "bqlkit/$ver" --all >/dev/null 2>&1 || true
 		rm -rf "$src"
 		[ -z "${done_k:-}" ] || "$BQLKIT_TOP/scripts/initramfs.sh" $done_k || true

@@ -178,9 +178,7 @@ lap "driver build failure"
 # suite itself runs as a background job.)
 out=$(cr "set -m; cd /root/bqlkit && { perl -e '\$SIG{INT} = \"DEFAULT\"; exec @ARGV or die' make install KVER=$K1 >/tmp/install.log 2>&1 & pid=\$!; }
 	for i in \$(seq 600); do grep -q 'dkms build + install' /tmp/install.log && break; sleep 0.5; done
-	sleep 1; kill -INT -- -\$pid; wait \$pid; echo rc=\$?
-	for i in \$(seq 300); do grep -qs 'scripts/[i]nstall[.]sh' /proc/[0-9]*/cmdline || break; sleep 0.2; done
-	cat /tmp/install.log") || true
+	sleep 1; kill -INT -- -\$pid; wait \$pid; echo rc=\$?; cat /tmp/install.log") || true
 has sigint-exit-130 '^rc=130$' "$out"
 has sigint-says-removing 'interrupted: removing bqlkit' "$out"
 # dkms's build runs where SIGINT is ignored: once make install has returned,
