@@ -116,38 +116,9 @@ fi
 # Build once outside DKMS: a failure here leaves the system untouched.
 "$BQLKIT_TOP/scripts/build.sh" "$kver"
 
-# dkms runs the module's make in a background subshell (invoke_command),
-# where a non-interactive bash ignores SIGINT: Ctrl-C ends dkms but not the
-# build, which goes on writing into the tree cleanup removes (kbuild's
-# mkdir -p recreates it).  So dkms runs in a session and process group of its
-# own, waited for here (a trapped signal interrupts wait), and cleanup ends
-# that group before removing anything.  (An asynchronous command of a script
-# without job control is no group leader: setsid execs, $! is the group.)
-dkms_pgid=
-run_dkms() {
-	local rc=0
-	setsid dkms "$@" </dev/null &
-	dkms_pgid=$!
-	wait "$dkms_pgid" || rc=$?
-	dkms_pgid=
-	return $rc
-}
-stop_dkms() {
-	local i
-	[ -n "$dkms_pgid" ] || return 0
-	kill -TERM -- "-$dkms_pgid" 2>/dev/null || return 0
-	for i in $(seq 300); do
-		kill -0 -- "-$dkms_pgid" 2>/dev/null || return 0
-		[ "$i" -ne 100 ] || kill -KILL -- "-$dkms_pgid" 2>/dev/null || true
-		sleep 0.1
-	done
-	note "dkms (process group $dkms_pgid) did not end"
-}
-
 added=
 cleanup() {
 	rc=$?
-	stop_dkms
 	if [ $rc -ne 0 ] && [ -n "$added" ]; then
 		note "install failed or interrupted: removing bqlkit/$ver from DKMS again"
 		dkms remove "bqlkit/$ver" --all >/dev/null 2>&1 || true
@@ -197,7 +168,7 @@ dkms_install() {
 		return 0
 	fi
 	step "($i/$n) dkms build + install bqlkit/$ver for $k (about a minute)"
-	run_dkms install "bqlkit/$ver" -k "$k" >"$log.$k" 2>&1 || rc=$?
+	dkms install "bqlkit/$ver" -k "$k" >"$log.$k" 2>&1 || rc=$?
 	cat "$log.$k" >>"$log"
 	# The kit's own error line is in DKMS's make.log, not in its output.
 	cat "/var/lib/dkms/bqlkit/$ver/build/make.log" >>"$log.$k" 2>/dev/null || true
