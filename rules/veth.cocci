@@ -4,6 +4,7 @@
 //   ring_full_busy    a function returns NETDEV_TX_BUSY when the ptr_ring
 //                     produce (or its check) fails: the qdisc requeues
 //   xmit_stop         veth_xmit() stops its txq (on NETDEV_TX_BUSY)
+//   xmit_drop_status  veth_xmit() returns NET_XMIT_DROP for an skb it dropped
 //   wake              a function that wakes a stopped txq
 //   sent              every netdev_tx_sent_queue() (function:line)
 //   sent_before_produce  the charge comes before the ptr_ring produce
@@ -66,6 +67,23 @@ netif_tx_stop_queue(t);
 @script:python depends on xmit_stop@
 @@
 fact("xmit_stop", "veth_xmit")
+
+@xmit_drop_status@
+identifier ret;
+@@
+veth_xmit(...) {
+<+...
+(
+ret = NET_XMIT_DROP;
+|
+return NET_XMIT_DROP;
+)
+...+>
+}
+
+@script:python depends on xmit_drop_status@
+@@
+fact("xmit_drop_status", "veth_xmit")
 
 @wake@
 identifier fn;

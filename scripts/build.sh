@@ -124,12 +124,6 @@ for drv in $drivers; do
 	esac
 	pseries=$(sed -n 's/^series //p' "$tree.fit")
 	pdir=$BQLKIT_TOP/patches/$drv/$pseries
-	if [ -f "$pdir/base.conf" ] && [ "$(series_of "$bv")" = "$pseries" ]; then
-		min=$(sed -n 's/^MIN_VERSION=//p' "$pdir/base.conf")
-		if [ -n "$min" ] && ! version_ge "$bv" "$min"; then
-			die "$drv: the imported Linux $bv source is older than $min: $(sed -n 's/^MIN_REASON=//p' "$pdir/base.conf"); import linux-source-$series >= $min"
-		fi
-	fi
 	# An adapted result is also checked with sparse (below), against the
 	# unpatched source staged the same way.
 	adapted=

@@ -7,9 +7,19 @@ set -euo pipefail
 rc=0
 for dir in "$BQLKIT_TOP"/patches/*/*/; do
 	series=$(basename "$dir")
+	if [ -f "$dir/series" ]; then
+		patches=$(grep -v '^#' "$dir/series" || true)
+	else
+		# patches/<driver>/required/: changes a series requires
+		# (base.conf REQUIRES=), checked with the first requiring
+		# series' base.
+		patches=$(cd "$dir" && ls -- *.patch)
+		series=$(grep -l "^REQUIRES=.*$series/" "$dir"/../*/base.conf | head -1)
+		series=$(basename "$(dirname "$series")")
+	fi
 	cp=$(base_dir "$series")/scripts/checkpatch.pl
 	[ -f "$cp" ] || { echo "checkpatch: $dir: SKIP (no imported Linux $series base)"; continue; }
-	for p in $(grep -v '^#' "$dir/series"); do
+	for p in $patches; do
 		if out=$(sed -n '/^--- a\//,$p' "$dir/$p" |
 			perl "$cp" --no-tree --no-signoff --ignore COMMIT_MESSAGE -q - 2>&1); then
 			echo "checkpatch: ${dir#"$BQLKIT_TOP"/}$p: clean"

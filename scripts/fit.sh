@@ -9,7 +9,10 @@
 # OUT.fit records the outcome (one "patch NAME OUTCOME DETAIL" line per change, the
 # "series" chosen, the "verdict"); the same summary goes to stdout.
 #
-# Every series of the driver (patches/DRIVER/*/) is a candidate.  For each
+# Every series of the driver (patches/DRIVER/*/) is a candidate.  Its
+# changes are those its base.conf REQUIRES (changes the series builds on that
+# its own base already has, named by their path under patches/DRIVER/: a
+# source that lacks them gets them first), then its series file.  For each
 # change, in order:
 #   - already present: every rule the change establishes (patches/DRIVER/
 #     claims, rules/DRIVER.rules) holds on SRC: skipped;
@@ -75,14 +78,25 @@ facts0() {
 }
 holds() { rules_eval "$drv" "$1" "$2" >/dev/null 2>&1; }
 
-# record_change DIR PATCH SERIES: DIR.changes/PATCH, the change's diff as it
-# got into DIR (from $work/pre), in quilt's format.
+# record_change DIR PATCHFILE: DIR.changes/<its name>, the change's diff as
+# it got into DIR (from $work/pre), in quilt's format.
 record_change() {
 	local f
-	for f in $(files_of "$pd/$3/$2"); do
+	for f in $(files_of "$2"); do
 		[ -f "$work/pre/$f" ] || : >"$work/pre.empty"
 		diff -u -p --label "a/$f" --label "b/$f" "$( [ -f "$work/pre/$f" ] && echo "$work/pre/$f" || echo "$work/pre.empty")" "$1/$f" || true
-	done >"$1.changes/$2"
+	done >"$1.changes/$(basename "$2")"
+}
+
+# changes SERIES: "REQ PATH" for what base.conf REQUIRES (PATH under
+# patches/DRIVER/), then "OWN SERIES/PATCH" for the series file's patches.
+changes() {
+	local r
+	for r in $(sed -n 's/^REQUIRES=//p' "$pd/$1/base.conf" 2>/dev/null); do
+		[ -f "$pd/$r" ] || die "patches/$drv/$1/base.conf: REQUIRES names $r, which is not in patches/$drv/"
+		echo "REQ $r"
+	done
+	grep -v '^#' "$pd/$1/series" | grep . | sed "s|^|OWN $1/|" || true
 }
 
 # take_merged DIR PATCH: the merged files of PATCH ($work/merged.*) into DIR.
@@ -95,7 +109,7 @@ take_merged() {
 
 # try SERIES DIR: apply the candidate to a copy of SRC in DIR; outcomes in DIR.fit.
 try() {
-	local s=$1 dir=$2 ref p name claims held missing r f failed detail fn why cf how m
+	local s=$1 dir=$2 ref p pf kind name claims held missing r f failed detail fn why cf how m
 	rm -rf "$dir" "$dir.ref"
 	mkdir -p "$dir"
 	cp -a "$src/." "$dir/"
@@ -108,26 +122,32 @@ try() {
 	echo "series $s" >>"$dir.fit"
 	rm -rf "$dir.changes"
 	mkdir -p "$dir.changes"
-	while read -r p; do
+	while read -r kind p; do
+		pf=$pd/$p
+		# (A required change is named by its path, e.g. 6.6/0001-...; the
+		# series' own by the patch's name.)
 		name=${p%.patch}
+		[ "$kind" = REQ ] || name=${name#*/}
 		# What the change does to this source, as it got in (for make
 		# export): the files before it.
 		rm -rf "$work/pre"
 		mkdir -p "$work/pre"
-		for f in $(files_of "$pd/$s/$p"); do
+		for f in $(files_of "$pf"); do
 			[ ! -f "$dir/$f" ] || { mkdir -p "$work/pre/$(dirname "$f")"; cp "$dir/$f" "$work/pre/$f"; }
 		done
 		# The reference moves on with every change (it is what the next
-		# change was written against).
-		if [ -n "$ref" ] && ! patch -d "$dir.ref" -p1 -s -F0 -N --no-backup-if-mismatch <"$pd/$s/$p" >/dev/null 2>&1; then
+		# change was written against); it has the required ones already.
+		if [ "$kind" = OWN ] && [ -n "$ref" ] &&
+			! patch -d "$dir.ref" -p1 -s -F0 -N --no-backup-if-mismatch <"$pf" >/dev/null 2>&1; then
 			ref=
 			rm -rf "$dir.ref" "$dir.ref.prev"
 		fi
 		# (The release's own series applying exactly: nothing of it is in
-		# the source already, or its hunks would not apply.)
-		if [ -z "$exact_own" ]; then
+		# the source already, or its hunks would not apply.  What it
+		# requires is looked for in any case.)
+		if [ -z "$exact_own" ] || [ "$kind" = REQ ]; then
 			facts0
-			mapfile -t claims < <(claims_of "$drv" "$p")
+			mapfile -t claims < <(claims_of "$drv" "$pf")
 			held=() missing=()
 			for r in "${claims[@]}"; do
 				if holds "$work/facts0" "$r"; then held+=("$r"); else missing+=("$r"); fi
@@ -142,14 +162,14 @@ try() {
 			fi
 		fi
 		if [[ " $mechs " == *" exact "* ]] &&
-			patch -d "$dir" -p1 -s -F0 -N --dry-run <"$pd/$s/$p" >/dev/null 2>&1; then
-			patch -d "$dir" -p1 -s -F0 -N --no-backup-if-mismatch <"$pd/$s/$p" >/dev/null
+			patch -d "$dir" -p1 -s -F0 -N --dry-run <"$pf" >/dev/null 2>&1; then
+			patch -d "$dir" -p1 -s -F0 -N --no-backup-if-mismatch <"$pf" >/dev/null
 			echo "patch $name applied" >>"$dir.fit"
-			record_change "$dir" "$p" "$s"
+			record_change "$dir" "$pf"
 			continue
 		fi
 		# Which hunks do not apply as they are.
-		detail=$(patch -d "$dir" -p1 -F0 -N --dry-run <"$pd/$s/$p" 2>&1) || true
+		detail=$(patch -d "$dir" -p1 -F0 -N --dry-run <"$pf" 2>&1) || true
 		failed=$(awk '/^checking file / { f = $3 } /^Hunk #[0-9]+ FAILED/ { sub(/#/, "", $2); print f, $2 }
 			/No file to patch|can.t find file/ { print "MISSING" }' <<<"$detail")
 		why=
@@ -157,6 +177,10 @@ try() {
 		for m in $mechs; do
 			case $m in
 			merge3 | gitmerge)
+				if [ "$kind" = REQ ]; then
+					why="${why:+$why; }no 3-way merge for a required change (its reference is another series')"
+					continue
+				fi
 				if [ -z "$ref" ]; then
 					why="${why:+$why; }no reference files for series $s, so no 3-way merge"
 					continue
@@ -164,9 +188,9 @@ try() {
 				# The reference before this change: undo it on a copy.
 				rm -rf "$dir.ref.prev"
 				cp -a "$dir.ref" "$dir.ref.prev"
-				patch -d "$dir.ref.prev" -p1 -s -R -F0 --no-backup-if-mismatch <"$pd/$s/$p" >/dev/null
+				patch -d "$dir.ref.prev" -p1 -s -R -F0 --no-backup-if-mismatch <"$pf" >/dev/null
 				cf=
-				for f in $(files_of "$pd/$s/$p"); do
+				for f in $(files_of "$pf"); do
 					if [ ! -f "$dir/$f" ]; then cf="$f (not in this source)"; break; fi
 					if [ "$m" = merge3 ]; then
 						diff3 -m "$dir/$f" "$dir.ref.prev/$f" "$dir.ref/$f" >"$work/merged" 2>/dev/null || cf=$f
@@ -180,7 +204,7 @@ try() {
 					cp "$work/merged" "$work/merged.$(echo "$f" | tr / _)"
 				done
 				if [ -z "$cf" ]; then
-					take_merged "$dir" "$pd/$s/$p"
+					take_merged "$dir" "$pf"
 					how=$m
 					break
 				fi
@@ -189,8 +213,8 @@ try() {
 			fuzz)
 				# patch(1)'s default fuzz (2 context lines may differ):
 				# measured, not used by default (it can apply in the wrong place).
-				if patch -d "$dir" -p1 -s -F2 -N --dry-run <"$pd/$s/$p" >/dev/null 2>&1; then
-					patch -d "$dir" -p1 -s -F2 -N --no-backup-if-mismatch <"$pd/$s/$p" >/dev/null
+				if patch -d "$dir" -p1 -s -F2 -N --dry-run <"$pf" >/dev/null 2>&1; then
+					patch -d "$dir" -p1 -s -F2 -N --no-backup-if-mismatch <"$pf" >/dev/null
 					how=fuzz
 					break
 				fi
@@ -203,9 +227,9 @@ try() {
 					continue
 				fi
 				cf=
-				for f in $(files_of "$pd/$s/$p"); do
+				for f in $(files_of "$pf"); do
 					[ -f "$dir/$f" ] || { cf=$f; break; }
-					awk -v f="$f" '/^--- / { on = 0 } /^--- a\// { on = (substr($2, 3) == f) } on' "$pd/$s/$p" >"$work/one.patch"
+					awk -v f="$f" '/^--- / { on = 0 } /^--- a\// { on = (substr($2, 3) == f) } on' "$pf" >"$work/one.patch"
 					# (-r keeps the original as wig.c.porig and will not
 					# overwrite an earlier one: a second candidate's
 					# wiggle would fail.)
@@ -215,7 +239,7 @@ try() {
 					cp "$work/wig.c" "$work/merged.$(echo "$f" | tr / _)"
 				done
 				if [ -z "$cf" ]; then
-					take_merged "$dir" "$pd/$s/$p"
+					take_merged "$dir" "$pf"
 					how=wiggle
 					break
 				fi
@@ -226,21 +250,21 @@ try() {
 		if [ -n "$how" ]; then
 			echo "patch $name adapted $how $(while read -r f n; do
 				[ "$f" = MISSING ] && continue
-				fn=$(hunks "$pd/$s/$p" | awk -v f="$f" -v n="$n" '$1 == f && $2 == n { print $3 }')
+				fn=$(hunks "$pf" | awk -v f="$f" -v n="$n" '$1 == f && $2 == n { print $3 }')
 				printf 'hunk %s (%s) ' "$n" "$fn"
 			done <<<"$failed")" >>"$dir.fit"
-			record_change "$dir" "$p" "$s"
+			record_change "$dir" "$pf"
 			continue
 		fi
 		[ -n "$why" ] || why="no adapting mechanism (FIT_MECHS=$mechs)"
 		echo "patch $name nofit $(while read -r f n; do
 			if [ "$f" = MISSING ]; then printf 'a file it changes is not in this source; '; continue; fi
-			fn=$(hunks "$pd/$s/$p" | awk -v f="$f" -v n="$n" '$1 == f && $2 == n { print $3 }')
+			fn=$(hunks "$pf" | awk -v f="$f" -v n="$n" '$1 == f && $2 == n { print $3 }')
 			printf 'hunk %s (%s) does not apply; ' "$n" "$fn"
 		done <<<"$failed")$why" >>"$dir.fit"
 		# Later changes of this candidate build on this one: stop here.
 		break
-	done < <(grep -v '^#' "$pd/$s/series" | grep .)
+	done < <(changes "$s")
 }
 
 # series_distance S: how far release S is from the kernel's (for ties).
@@ -284,7 +308,7 @@ for s in "${cands[@]}"; do
 	grep -qv '^#' "$pd/$s/series" 2>/dev/null || { ranked+=("0 0 0 $(distance "$s") $s"); mkdir -p "$work/c-$s" "$work/c-$s.changes"; cp -a "$src/." "$work/c-$s/"; echo "series $s" >"$work/c-$s.fit"; continue; }
 	try "$s" "$work/c-$s"
 	nofit=$(grep -c '^patch [^ ]* \(nofit\|half-present\)' "$work/c-$s.fit" || true)
-	total=$(grep -vc '^#' "$pd/$s/series" || true)
+	total=$(changes "$s" | wc -l)
 	done_=$(grep -c '^patch ' "$work/c-$s.fit" || true)
 	nofit=$((nofit + total - done_))
 	adapted=$(grep -c '^patch [^ ]* adapted' "$work/c-$s.fit" || true)

@@ -51,6 +51,8 @@ for cell in "${cells[@]}"; do
 				[ -f "$c" ] || continue
 				cs=$(basename "$c" .fit)
 				n=$(grep -vc '^#' "$BQLKIT_TOP/patches/$drv/$cs/series" || true)
+				# (and what its base.conf REQUIRES)
+				n=$((n + $(sed -n 's/^REQUIRES=//p' "$BQLKIT_TOP/patches/$drv/$cs/base.conf" 2>/dev/null | wc -w)))
 				got=$(grep -c '^patch [^ ]* \(applied\|adapted\|present\)' "$c" || true)
 				printf '%s:%s/%s ' "$cs" "$got" "$n"
 			done)
