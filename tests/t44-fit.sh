@@ -54,6 +54,28 @@ fitv() {
 fitv applied veth "$corpus/debian-6.12.117" fits
 has fit-applied-series "reference series 6.12" "$fitout"
 check fit-applied-all bash -c "[ \$(grep -c '^patch [^ ]* applied$' '$tmp/o-applied.fit') -eq $(grep -vc '^#' "$BQLKIT_TOP/patches/veth/6.12/series") ]"
+# What a series requires (base.conf REQUIRES=) and its base has: skipped.
+has fit-required-present "6.6/0001-veth-apply-qdisc-backpressure-on-full-ptr_ring *already present: backpressure" "$fitout"
+# ... and where a source lacks it, put in first: 6.12.15 predates the
+# backpressure 6.12.y took in 6.12.61, so the 6.6 series' backport of it goes
+# in, then the 6.12 series (its test hook's veth_poll hunk merged, 3-way).
+fitv required-applied veth "$corpus/armbian-6.12.15" adapted
+has fit-required-applied "6.6/0001-veth-apply-qdisc-backpressure-on-full-ptr_ring *applied" "$fitout"
+has fit-required-then-series "reference series 6.12" "$fitout"
+# The result builds against the 6.12 test kernel's headers, and sparse runs
+# under an outer make -s (it printed no CHECK line there, and every adapted
+# result was refused as "sparse did not run").
+if [ -d "/lib/modules/$(test_kernels | sed -n 2p)/build" ]; then
+	mkdir -p "$tmp/v61215/drivers/net"
+	cp "$corpus/armbian-6.12.15/Makefile" "$tmp/v61215/"
+	cp "$corpus/armbian-6.12.15/drivers/net/veth.c" "$tmp/v61215/drivers/net/"
+	out=$(BQLKIT_BUILD=$tmp/b61215 make -s -C "$BQLKIT_TOP" fit SRC="$tmp/v61215" KDIR="/lib/modules/$(test_kernels | sed -n 2p)/build" 2>&1) && rc=0 || rc=$?
+	check fit-required-builds test "$rc" -eq 0
+	has fit-required-built "build: compiled, ABI kept" "$out"
+	has fit-required-sparse-ran "adapted result: sparse: nothing new" "$out"
+else
+	skip fit-required-builds "no headers of $(test_kernels | sed -n 2p)"
+fi
 
 # adapted: 7.0's mana takes the 6.18 series by a 3-way merge (mana.h moved).
 fitv adapted mana "$corpus/upstream-7.0.0" adapted
