@@ -10,7 +10,9 @@ set -euo pipefail
 if [ $# -gt 0 ]; then
 	sets=("$@")
 else
-	mapfile -t sets < <(cd "$BQLKIT_TOP/patches" && ls -d */*/ | sed 's,/$,,')
+	# (Series only: what patches/<driver>/required/ holds, the bases
+	# already have; scripts/fit.sh finds it present there.)
+	mapfile -t sets < <(cd "$BQLKIT_TOP/patches" && ls -d */*/series | sed 's,/series$,,')
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-drift.XXXXXX")
 trap 'rm -rf "$work"' EXIT

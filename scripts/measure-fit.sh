@@ -45,7 +45,8 @@ for cell in "${cells[@]}"; do
 			touch "$k.fit"
 			v=$(sed -n 's/^verdict \([^ ]*\).*/\1/p' "$k.fit")
 			s=$(sed -n 's/^series //p' "$k.fit")
-			ch=$(grep '^patch ' "$k.fit" | awk '{ o = $3; if (o == "adapted") o = o "/" $4; printf "%s%s:%s", sep, substr($2, 1, 4), o; sep = " " }')
+			ch=$(grep '^patch ' "$k.fit" | awk '{ o = $3; if (o == "adapted") o = o "/" $4; id = $2; match(id, /[^\/]*$/); id = substr(id, 1, RSTART - 1) substr(id, RSTART, 4)
+				printf "%s%s:%s", sep, id, o; sep = " " }')
 			# per candidate: how many of its changes got in / how many it has
 			cands=$(for c in "$k.cands"/*.fit; do
 				[ -f "$c" ] || continue

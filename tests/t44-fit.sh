@@ -60,7 +60,7 @@ has fit-required-present "6.6/0001-veth-apply-qdisc-backpressure-on-full-ptr_rin
 # backpressure 6.12.y took in 6.12.61, so the 6.6 series' backport of it goes
 # in, then the 6.12 series (its test hook's veth_poll hunk merged, 3-way).
 fitv required-applied veth "$corpus/armbian-6.12.15" adapted
-has fit-required-applied "6.6/0001-veth-apply-qdisc-backpressure-on-full-ptr_ring *applied" "$fitout"
+has fit-required-applied-first "6.6/0001-veth-apply-qdisc-backpressure-on-full-ptr_ring *applied" "$fitout"
 has fit-required-then-series "reference series 6.12" "$fitout"
 # The result builds against the 6.12 test kernel's headers, and sparse runs
 # under an outer make -s (it printed no CHECK line there, and every adapted
