@@ -56,7 +56,11 @@ for f in "$@"; do
 			esac
 			;;
 		present)
-			msg="already present: $(for r in $rest; do printf '%s ("%s") ' "$r" "$(rules_statement "$drv" "$r")"; done)"
+			if [ "$rest" = unchecked ]; then
+				msg="already present, not checked (spatch cannot run here): the series of this release applies exactly, on the context this change leaves"
+			else
+				msg="already present: $(for r in $rest; do printf '%s ("%s") ' "$r" "$(rules_statement "$drv" "$r")"; done)"
+			fi
 			;;
 		half-present)
 			msg="ERROR half-present: ${rest%%; missing:*}; missing: $(for r in ${rest#*missing: }; do printf '%s ("%s") ' "$r" "$(rules_statement "$drv" "$r")"; done)"

@@ -46,7 +46,7 @@ fitv() {
 	shift 4
 	fitout=$(env "$@" bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$src" "$tmp/o-$name" 2>&1) || rc=$?
 	local v
-	v=$(sed -n 's/^verdict \([^ ]*\).*/\1/p' "$tmp/o-$name.fit" 2>/dev/null)
+	v=$(sed -n 's/^verdict \([^ ]*\).*/\1/p' "$tmp/o-$name.fit" 2>/dev/null || true)
 	if [ "$v" = "$want" ]; then pass "fit-$name"; else fail "fit-$name" "verdict '$v' (exit $rc), expected '$want': $(tail -1 <<<"$fitout")"; fi
 }
 
@@ -62,6 +62,19 @@ has fit-required-present "6.6/0001-veth-apply-qdisc-backpressure-on-full-ptr_rin
 fitv required-applied veth "$corpus/armbian-6.12.15" adapted
 has fit-required-applied-first "6.6/0001-veth-apply-qdisc-backpressure-on-full-ptr_ring *applied" "$fitout"
 has fit-required-then-series "reference series 6.12" "$fitout"
+# Where spatch cannot run (Debian 11's coccinelle: "exception Not_found"),
+# the release's own series still fits, what it requires taken as present
+# (its hunks' context is that change's result), and it says so; anything
+# decided by content stops with the reason.
+mkdir -p "$tmp/nospatch"
+printf '#!/bin/sh\necho "Fatal error: exception Not_found" >&2\nexit 2\n' >"$tmp/nospatch/spatch"
+chmod +x "$tmp/nospatch/spatch"
+fitv nospatch-own veth "$corpus/debian-6.12.117" fits PATH="$tmp/nospatch:$PATH"
+has fit-nospatch-required-unchecked "already present, not checked (spatch cannot run here)" "$fitout"
+has fit-nospatch-rules-unchecked "the rules were not checked: spatch failed" "$fitout"
+out=$(PATH="$tmp/nospatch:$PATH" bash "$BQLKIT_TOP/scripts/fit.sh" veth "$corpus/armbian-6.12.15" "$tmp/o-nospatch-other" 2>&1) && rc=0 || rc=$?
+check fit-nospatch-by-content-fails test "$rc" -eq 1
+has fit-nospatch-by-content-says-why "cannot read what .* establishes (spatch): spatch failed on veth: Fatal error" "$out"
 # The result builds against the 6.12 test kernel's headers, and sparse runs
 # under an outer make -s (it printed no CHECK line there, and every adapted
 # result was refused as "sparse did not run").
