@@ -19,7 +19,7 @@ rules_sources() {
 }
 
 rules_facts() {
-	local drv=$1 tree=$2 out=$3 files=() f
+	local drv=$1 tree=$2 out=$3 files=() f key cache
 	mapfile -t files < <(rules_sources "$tree" "$drv")
 	[ ${#files[@]} -gt 0 ] || { : >"$out"; return 0; }
 	# spatch sees the files as one group (calls across files).
@@ -28,10 +28,27 @@ rules_facts() {
 	: >"$out.cocci"
 	if [ -f "$BQLKIT_TOP/rules/$drv.cocci" ]; then
 		command -v spatch >/dev/null || { echo "coccinelle is not installed (apt-get install coccinelle): cannot check what the $drv changes establish" >&2; return 1; }
-		# spatch needs HOME ("Fatal error: exception Not_found" without
-		# it), which a DKMS build started from a hook may not have.
-		HOME=${HOME:-/root} spatch --very-quiet --no-includes --sp-file "$BQLKIT_TOP/rules/$drv.cocci" --dir "$out.d" >"$out.cocci" 2>"$out.err" ||
-			{ echo "spatch failed on $drv: $(tail -1 "$out.err")" >&2; return 1; }
+		# spatch's findings for the same files, rules and spatch are
+		# kept in BQLKIT_BUILD (a build, the fit of its result and the
+		# next build of the same source ask again; spatch takes ~2 s).
+		key=$({
+			cat "$BQLKIT_TOP/rules/$drv.cocci"
+			stat -L -c '%n %s %Y' "$(command -v spatch)"
+			for f in "${files[@]}"; do echo "== $(basename "$f")"; cat "$tree/$f"; done
+		} | sha256sum | cut -c1-40)
+		cache=$BQLKIT_BUILD/spatch-facts
+		if [ -f "$cache/$key" ]; then
+			cp "$cache/$key" "$out.cocci"
+		else
+			# spatch needs HOME ("Fatal error: exception Not_found"
+			# without it), which a DKMS build started from a hook may
+			# not have.
+			HOME=${HOME:-/root} spatch --very-quiet --no-includes --sp-file "$BQLKIT_TOP/rules/$drv.cocci" --dir "$out.d" >"$out.cocci" 2>"$out.err" ||
+				{ echo "spatch failed on $drv: $(tail -1 "$out.err")" >&2; return 1; }
+			if mkdir -p "$cache" 2>/dev/null && cp "$out.cocci" "$cache/$key.$$" 2>/dev/null; then
+				mv -f "$cache/$key.$$" "$cache/$key"
+			fi
+		fi
 	fi
 	{
 		sort -u "$out.cocci"
