@@ -175,20 +175,24 @@ for drv in $drivers; do
 	printf 'The kit'"'"'s compat layer for Linux %s, resolved with the probe results\nof %s: supplies the APIs the following patches use that\nthis base lacks.\n\n' \
 		"$series" "$(basename "$(dirname "$(dirname "$cfg")")")" >"$tmpd/body"
 	mail $n "$drv: bqlkit compat for Linux $series" "$tmpd/body" "$tmpd/diff" "$maint"
-	# 2..: the series, DEP-3 header as the commit message.
-	while read -r p; do
+	# 2..: what the series requires and this base lacked (base.conf
+	# REQUIRES=, put in by fit.sh), then the series; DEP-3 header as the
+	# commit message.
+	while read -r pf; do
+		p=$(basename "$pf")
+		pf=$BQLKIT_TOP/patches/$drv/$pf
 		case $p in *bqlkit-*test-hook*) continue ;; esac
 		# A change already in the base is not exported (fit says so above).
 		[ -s "$fitd.changes/$p" ] || continue
 		n=$((n + 1))
-		subj=$(sed -n 's/^Description: //p' "$pdir/$p" | head -1)
+		subj=$(sed -n 's/^Description: //p' "$pf" | head -1)
 		# The upstream author and commit or posting (patches/upstream.conf).
-		if grep -q '^Origin: vendor' "$pdir/$p"; then
+		if grep -q '^Origin: vendor' "$pf"; then
 			author=$maint up=
 		else
 			IFS='|' read -r _ author up < <(awk -F' *[|] *' -v s="$subj" '$1 == s { print $1 "|" $2 "|" $3; exit }' \
 				"$BQLKIT_TOP/patches/upstream.conf")
-			[ -n "$author" ] || die "patches/$drv/$pseries/$p backports '$subj' but patches/upstream.conf names no upstream author for it: add its line"
+			[ -n "$author" ] || die "${pf#"$BQLKIT_TOP"/} backports '$subj' but patches/upstream.conf names no upstream author for it: add its line"
 		fi
 		{
 			case $up in
@@ -198,14 +202,15 @@ for drv in $drivers; do
 			*) printf 'commit %s upstream.\n\n' "$up" ;;
 			esac
 			awk '/^Description: /{on=1; next} /^[A-Z][A-Za-z-]*: /{on=0} /^---$/{exit} on && /^ /{sub(/^ /,""); if ($0==".") $0=""; print; next}' \
-				"$pdir/$p"
+				"$pf"
 		} >"$tmpd/body"
 		# The change as it got into this base (adapted hunks included),
 		# each file's diff preceded by its git header.
 		awk '/^--- a\// { f = substr($2, 3); print "diff --git a/" f " b/" f } { print }' \
 			"$fitd.changes/$p" >"$tmpd/diff"
 		mail $n "$subj" "$tmpd/body" "$tmpd/diff" "$author"
-	done < <(grep -v '^#' "$pdir/series")
+	done < <(sed -n 's/^REQUIRES=//p' "$pdir/base.conf" 2>/dev/null | tr ' ' '\n' | grep .
+		grep -v '^#' "$pdir/series" | grep . | sed "s|^|$pseries/|")
 	rm -rf "$tmpd"
 	echo "bqlkit: exported $drv/$series: $(ls "$out/$drv" | wc -l) patches in $out/$drv"
 done

@@ -106,3 +106,25 @@ has export-needs-signoff "who signs off the exported patches? give SIGNOFF='Your
 import_edited "$(base_dir "$series")" "$tmp/bases-edit" drivers/net/veth.c 's/static int veth_xdp_rx(/static int veth_xdp_rx_renamed(/'
 bad export-does-not-fit-names-fix "veth: the kit's changes do not fit the imported Linux $series source (above; report: .*): nothing exported; import Debian's linux-source-$series" \
 	env BQLKIT_BASES="$tmp/bases-edit" KVER="$k" "$BQLKIT_TOP/scripts/export-series.sh" "$series" veth
+
+# A base without what a series requires (6.12.15, before 6.12.y took veth's
+# backpressure in 6.12.61): the export carries it first (the 6.6 series'
+# backport, base.conf REQUIRES=), and git am takes the whole export.
+k612=$(test_kernels | sed -n 2p)
+if [ "$(series_of "$(kernel_version "$(kdir_for "$k612")")")" = 6.12 ]; then
+	BQLKIT_BASES=$tmp/bases-61215 "$BQLKIT_TOP/scripts/import-source.sh" "$BQLKIT_TOP/tests/fixtures/kernels/armbian-6.12.15" >/dev/null 2>&1
+	ex=$BQLKIT_BUILD/export/6.12/veth
+	rm -rf "$ex"
+	out=$(BQLKIT_BASES=$tmp/bases-61215 KVER=$k612 "$BQLKIT_TOP/scripts/export-series.sh" 6.12 veth 2>&1) && rc=0 || rc=$?
+	check export-required-exit-0 test "$rc" -eq 0
+	has export-required-first '^Subject: \[PATCH 02\] veth: apply qdisc backpressure on full ptr_ring' "$(cat "$ex/0002-"*.patch 2>/dev/null)"
+	has export-required-upstream '^commit dc82a33297fc2c58cb0b2b008d728668d45c0f6a upstream\.$' "$(cat "$ex/0002-"*.patch 2>/dev/null)"
+	repo=$tmp/am-61215
+	mkdir -p "$repo"
+	(cd "$tmp/bases-61215/6.12" && tar -c --exclude=MANIFEST .) | tar -x -C "$repo"
+	git -C "$repo" init -q && git -C "$repo" add -A &&
+		git -C "$repo" -c user.name=t -c user.email=t@t commit -qm "Linux 6.12.15"
+	check export-required-git-am git -C "$repo" -c user.name=t -c user.email=t@t am -q "$ex/"*.patch
+else
+	skip export-required "the second test kernel is not a 6.12 one"
+fi
