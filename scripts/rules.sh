@@ -29,14 +29,16 @@ rules_facts() {
 	if [ -f "$BQLKIT_TOP/rules/$drv.cocci" ]; then
 		command -v spatch >/dev/null || { echo "coccinelle is not installed (apt-get install coccinelle): cannot check what the $drv changes establish" >&2; return 1; }
 		# spatch's findings for the same files, rules and spatch are
-		# kept in BQLKIT_BUILD (a build, the fit of its result and the
-		# next build of the same source ask again; spatch takes ~2 s).
+		# kept in BQLKIT_CACHE (a build, the fit of its result, the
+		# next build or clone of the same source ask again; spatch
+		# takes 1-4 s).  Where it is not writable (a user's make
+		# build), nothing is kept.
 		key=$({
 			cat "$BQLKIT_TOP/rules/$drv.cocci"
 			stat -L -c '%n %s %Y' "$(command -v spatch)"
 			for f in "${files[@]}"; do echo "== $(basename "$f")"; cat "$tree/$f"; done
 		} | sha256sum | cut -c1-40)
-		cache=$BQLKIT_BUILD/spatch-facts
+		cache=$BQLKIT_CACHE/spatch-facts
 		if [ -f "$cache/$key" ]; then
 			cp "$cache/$key" "$out.cocci"
 		else
