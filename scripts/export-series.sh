@@ -209,8 +209,8 @@ for drv in $drivers; do
 		awk '/^--- a\// { f = substr($2, 3); print "diff --git a/" f " b/" f } { print }' \
 			"$fitd.changes/$p" >"$tmpd/diff"
 		mail $n "$subj" "$tmpd/body" "$tmpd/diff" "$author"
-	done < <(sed -n 's/^REQUIRES=//p' "$pdir/base.conf" 2>/dev/null | tr ' ' '\n' | grep .
-		grep -v '^#' "$pdir/series" | grep . | sed "s|^|$pseries/|")
+	done < <(sed -n 's/^REQUIRES=//p' "$pdir/base.conf" 2>/dev/null | tr ' ' '\n' | grep . || true
+		grep -v '^#' "$pdir/series" | grep . | sed "s|^|$pseries/|" || true)
 	rm -rf "$tmpd"
 	echo "bqlkit: exported $drv/$series: $(ls "$out/$drv" | wc -l) patches in $out/$drv"
 done
