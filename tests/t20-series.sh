@@ -18,8 +18,8 @@ for p in "$BQLKIT_TOP"/patches/*/*/*.patch; do
 		check "required-by-a-series-$n" grep -qx "REQUIRES=.*\\b${n#*/}\\b.*" $(dirname "$s")/*/base.conf
 	fi
 done
-# What a base.conf REQUIRES exists, and its series' own base already has it
-# (scripts/fit.sh finds it present there: make drift applies the series alone).
+# What a base.conf REQUIRES exists.  (That the series' own base has it is
+# t44's fit-required-present; make drift applies the series alone.)
 for c in "$BQLKIT_TOP"/patches/*/*/base.conf; do
 	for r in $(sed -n 's/^REQUIRES=//p' "$c"); do
 		check "requires-exists-${c#"$BQLKIT_TOP"/patches/}-$r" test -f "$(dirname "$(dirname "$c")")/$r"
