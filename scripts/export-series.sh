@@ -109,7 +109,6 @@ for drv in $drivers; do
 	bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$(base_dir "$series")" "$fitd" >&2 || frc=$?
 	[ "$frc" -eq 0 ] || die "$drv: the kit's changes do not fit the imported Linux $series source (above; report: $fitd.fit): nothing exported; $(nofit_fix "$(base_dir "$series")" "$series" "$drv" report)"
 	pseries=$(sed -n 's/^series //p' "$fitd.fit")
-	pdir=$BQLKIT_TOP/patches/$drv/$pseries
 	# The file that includes the folded compat header: MAIN= in driver.conf,
 	# else the first FILES entry.
 	main=$(sed -n 's/^MAIN=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf")
@@ -209,8 +208,7 @@ for drv in $drivers; do
 		awk '/^--- a\// { f = substr($2, 3); print "diff --git a/" f " b/" f } { print }' \
 			"$fitd.changes/$p" >"$tmpd/diff"
 		mail $n "$subj" "$tmpd/body" "$tmpd/diff" "$author"
-	done < <(sed -n 's/^REQUIRES=//p' "$pdir/base.conf" 2>/dev/null | tr ' ' '\n' | grep . || true
-		grep -v '^#' "$pdir/series" | grep . | sed "s|^|$pseries/|" || true)
+	done < <(series_changes "$drv" "$pseries" | cut -d' ' -f2)
 	rm -rf "$tmpd"
 	echo "bqlkit: exported $drv/$series: $(ls "$out/$drv" | wc -l) patches in $out/$drv"
 done

@@ -92,12 +92,7 @@ record_change() {
 # changes SERIES: "REQ PATH" for what base.conf REQUIRES (PATH under
 # patches/DRIVER/), then "OWN SERIES/PATCH" for the series file's patches.
 changes() {
-	local r
-	for r in $(sed -n 's/^REQUIRES=//p' "$pd/$1/base.conf" 2>/dev/null); do
-		[ -f "$pd/$r" ] || die "patches/$drv/$1/base.conf: REQUIRES names $r, which is not in patches/$drv/"
-		echo "REQ $r"
-	done
-	grep -v '^#' "$pd/$1/series" | grep . | sed "s|^|OWN $1/|" || true
+	series_changes "$drv" "$1"
 }
 
 # take_merged DIR PATCH: the merged files of PATCH ($work/merged.*) into DIR.

@@ -107,6 +107,20 @@ apply_series() {
 	(cd "$3" && QUILT_PATCHES=$2 QUILT_PC=.pc quilt --quiltrc "$BQLKIT_TOP/scripts/quiltrc" push -a 2>&1)
 }
 
+# series_changes DRIVER SERIES: the changes a series carries, in order, as
+# paths under patches/DRIVER/: "REQ <path>" for each change its base.conf
+# REQUIRES (changes the series builds on that its own base already has),
+# then "OWN SERIES/<patch>" for its series file.  fit.sh, export-series.sh
+# and measure-fit.sh read a series through this, nothing else.
+series_changes() {
+	local pd=$BQLKIT_TOP/patches/$1 r
+	for r in $(sed -n 's/^REQUIRES=//p' "$pd/$2/base.conf" 2>/dev/null); do
+		[ -f "$pd/$r" ] || die "patches/$1/$2/base.conf: REQUIRES names $r, which is not in patches/$1/"
+		echo "REQ $r"
+	done
+	grep -v '^#' "$pd/$2/series" | grep . | sed "s|^|OWN $2/|" || true
+}
+
 # kernel_version KDIR: "X.Y.Z" of a kernel tree or headers directory.
 # This is the only place scripts read a kernel's version number.
 kernel_version() {

@@ -51,9 +51,7 @@ for cell in "${cells[@]}"; do
 			cands=$(for c in "$k.cands"/*.fit; do
 				[ -f "$c" ] || continue
 				cs=$(basename "$c" .fit)
-				n=$(grep -vc '^#' "$BQLKIT_TOP/patches/$drv/$cs/series" || true)
-				# (and what its base.conf REQUIRES)
-				n=$((n + $(sed -n 's/^REQUIRES=//p' "$BQLKIT_TOP/patches/$drv/$cs/base.conf" 2>/dev/null | wc -w)))
+				n=$(series_changes "$drv" "$cs" | wc -l)
 				got=$(grep -c '^patch [^ ]* \(applied\|adapted\|present\)' "$c" || true)
 				printf '%s:%s/%s ' "$cs" "$got" "$n"
 			done)
