@@ -80,6 +80,7 @@ help:
 	@echo '                      already present (which rule) / does not fit (hunk, function, why), and a'
 	@echo '                      verdict per driver; KDIR=<prepared tree or headers> also builds it'
 	@echo '                      (SRC: a tarball, a tree, a git tree, or a tests/fixtures/kernels/ entry)'
+	@echo '                      SRCVER=X.Y.Z: the release of a SRC of driver files without a top Makefile'
 	@echo '  make build          build for KVER into build/KVER/ (headers must be installed)'
 	@echo '  make import SRC=…   import driver sources from a kernel source into build/bases/X.Y'
 	@echo '                      (KSRC= is the same; a tarball, an unpacked tree or a git tree)'
@@ -120,7 +121,7 @@ import:
 
 fit:
 	@test -n "$(SRC)" || { echo 'bqlkit: error: give SRC=<kernel source, tree or git tree>' >&2; exit 1; }
-	BQLKIT_DRIVERS="$(DRIVERS) mvneta" $(TOP)/scripts/fit-source.sh $(SRC) $(KDIR)
+	BQLKIT_DRIVERS="$(DRIVERS) mvneta" SRCVER="$(SRCVER)" $(TOP)/scripts/fit-source.sh $(SRC) $(KDIR)
 
 prepare-tree:
 	@test -n "$(TREE)" || { echo 'bqlkit: error: give TREE=<unpacked kernel tree>' >&2; exit 1; }

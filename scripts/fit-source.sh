@@ -4,7 +4,8 @@
 #   fit-source.sh SRC [KDIR]
 #
 # SRC: a kernel source (tarball, unpacked tree, git tree; GIT_REV) or a
-# directory of driver files at their kernel paths (a corpus fixture).  Its
+# directory of driver files at their kernel paths (a corpus fixture; without
+# a top Makefile, SRCVER=X.Y.Z says which release they are from).  Its
 # driver files are imported into a scratch base (nothing in build/bases
 # changes) and scripts/fit.sh fits each driver's changes to them: per change
 # applied / adapted / already present / does not fit, and a verdict per
@@ -30,7 +31,9 @@ fi
 # read as it is; anything else goes through the import.
 if [ -d "$src" ] && [ ! -d "$src/scripts" ] && [ ! -e "$src/.git" ]; then
 	base=$(readlink -f "$src")
-	kv=$(kernel_version "$base") || die "'$src' has no top-level Makefile with VERSION/PATCHLEVEL/SUBLEVEL: not a kernel source"
+	kv=$(source_version "$base") || exit 1
+	[ -z "$kdir" ] || [ -f "$base/Makefile" ] ||
+		die "KDIR= builds a driver from a whole source: '$src' has driver files only (no top Makefile); drop KDIR= or give the tree"
 else
 	BQLKIT_BASES=$tmp/bases "$BQLKIT_TOP/scripts/import-source.sh" "$src" >"$tmp/import.log" 2>&1 ||
 		die "cannot import '$src': $(grep 'error' "$tmp/import.log" | tail -1)"

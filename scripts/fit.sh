@@ -27,7 +27,8 @@
 # adapted, then the nearest release is chosen, and its result must then
 # satisfy every rule of the changes it carries and the driver's required
 # BQL invariants (else it is refused).
-# Environment: FIT_SERIES=<X.Y> (only that candidate), FIT_MECHS (default
+# Environment: SRCVER=X.Y.Z (SRC's release, where SRC has no top Makefile),
+# FIT_SERIES=<X.Y> (only that candidate), FIT_MECHS (default
 # "exact merge3 wiggle"; "exact" alone = the old fuzz-0 quilt behaviour;
 # measured alternatives, in the order given: gitmerge (git merge-file),
 # fuzz (patch -F2); see docs/fit.md for the measurements that chose them).
@@ -42,7 +43,7 @@ drv=$1 src=$(readlink -f "$2") out=$3
 mechs=${FIT_MECHS:-exact merge3 wiggle}
 pd=$BQLKIT_TOP/patches/$drv
 [ -d "$pd" ] || die "the kit has no driver '$drv'"
-kv=$(kernel_version "$src") || die "$src has no kernel Makefile (VERSION/PATCHLEVEL/SUBLEVEL)"
+kv=$(source_version "$src") || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-fit.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

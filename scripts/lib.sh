@@ -121,6 +121,24 @@ series_changes() {
 	grep -v '^#' "$pd/$2/series" | grep . | sed "s|^|OWN $2/|" || true
 }
 
+# source_version DIR: the version of a source of driver files (make fit):
+# its top Makefile's, else SRCVER=X.Y.Z (driver files without the tree
+# around them, e.g. a vendor tree's driver directory).  Both given and
+# different: an error.
+source_version() {
+	local v
+	if v=$(kernel_version "$1"); then
+		[ -z "${SRCVER:-}" ] || [ "$SRCVER" = "$v" ] ||
+			die "SRCVER=$SRCVER, but the Makefile of '$1' says $v: drop SRCVER= (it is for sources without a top Makefile)"
+		echo "$v"
+	elif [ -n "${SRCVER:-}" ]; then
+		[[ $SRCVER =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "SRCVER=$SRCVER is not a kernel version X.Y.Z (e.g. SRCVER=5.15.0)"
+		echo "$SRCVER"
+	else
+		die "'$1' has no top-level Makefile with VERSION/PATCHLEVEL/SUBLEVEL: give the kernel tree, or SRCVER=X.Y.Z (the release these driver files are from)"
+	fi
+}
+
 # kernel_version KDIR: "X.Y.Z" of a kernel tree or headers directory.
 # This is the only place scripts read a kernel's version number.
 kernel_version() {

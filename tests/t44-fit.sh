@@ -212,6 +212,24 @@ out=$(make -s -C "$BQLKIT_TOP" fit SRC="$corpus/upstream-6.17.0" 2>&1) && rc=0 |
 check make-fit-nofit-fails test "$rc" -ne 0
 has make-fit-nofit-verdict "  veth: does not fit (half-present)" "$out"
 
+# Driver files without their tree (no top Makefile): the release comes from
+# SRCVER=, and only from there; a wrong one is refused before any fit.
+mkdir -p "$tmp/nomk/drivers/net"
+cp "$corpus/debian-6.12.117/drivers/net/veth.c" "$tmp/nomk/drivers/net/"
+out=$(make -s -C "$BQLKIT_TOP" fit SRC="$tmp/nomk" 2>&1) && rc=0 || rc=$?
+check make-fit-nomakefile-fails test "$rc" -ne 0
+has make-fit-nomakefile-says-srcver "has no top-level Makefile with VERSION/PATCHLEVEL/SUBLEVEL: give the kernel tree, or SRCVER=X.Y.Z" "$out"
+out=$(make -s -C "$BQLKIT_TOP" fit SRC="$tmp/nomk" SRCVER=6.12.117 2>&1) && rc=0 || rc=$?
+check make-fit-srcver-exit-0 test "$rc" -eq 0
+has make-fit-srcver-verdict "  veth: fits (fits) with series 6.12" "$out"
+has make-fit-srcver-release "bqlkit fit: Linux 6.12.117 from" "$out"
+out=$(make -s -C "$BQLKIT_TOP" fit SRC="$tmp/nomk" SRCVER=6.12 2>&1) && rc=0 || rc=$?
+has make-fit-srcver-malformed "SRCVER=6.12 is not a kernel version X.Y.Z" "$out"
+out=$(make -s -C "$BQLKIT_TOP" fit SRC="$corpus/debian-6.12.117" SRCVER=6.12.1 2>&1) && rc=0 || rc=$?
+has make-fit-srcver-contradicts "SRCVER=6.12.1, but the Makefile of .* says 6.12.117" "$out"
+out=$(make -s -C "$BQLKIT_TOP" fit SRC="$tmp/nomk" SRCVER=6.12.117 KDIR=/nonexistent 2>&1) && rc=0 || rc=$?
+has make-fit-srcver-no-build "KDIR= builds a driver from a whole source" "$out"
+
 # An adapted result builds against a prepared tree of its release (7.0 on
 # 6.18's tree is not the same release: only a same-release tree counts).
 n=0
