@@ -139,6 +139,12 @@ source_version() {
 	fi
 }
 
+# corpus_srcver ID: the release of a fit-corpus kernel that has no top
+# Makefile (tests/fixtures/kernels/SRCVER), else nothing: for SRCVER=.
+corpus_srcver() {
+	awk -v i="$1" '$1 == i { print $2 }' "$BQLKIT_TOP/tests/fixtures/kernels/SRCVER" 2>/dev/null || true
+}
+
 # kernel_version KDIR: "X.Y.Z" of a kernel tree or headers directory.
 # This is the only place scripts read a kernel's version number.
 kernel_version() {
