@@ -121,7 +121,7 @@ import:
 
 fit:
 	@test -n "$(SRC)" || { echo 'bqlkit: error: give SRC=<kernel source, tree or git tree>' >&2; exit 1; }
-	BQLKIT_DRIVERS="$(DRIVERS) mvneta" SRCVER="$(SRCVER)" $(TOP)/scripts/fit-source.sh $(SRC) $(KDIR)
+	BQLKIT_DRIVERS="$(DRIVERS) mvneta" BQLKIT_SRCVER="$(SRCVER)" $(TOP)/scripts/fit-source.sh $(SRC) $(KDIR)
 
 prepare-tree:
 	@test -n "$(TREE)" || { echo 'bqlkit: error: give TREE=<unpacked kernel tree>' >&2; exit 1; }

@@ -5,7 +5,8 @@
 #
 # SRC: a kernel source (tarball, unpacked tree, git tree; GIT_REV) or a
 # directory of driver files at their kernel paths (a corpus fixture; without
-# a top Makefile, SRCVER=X.Y.Z says which release they are from).  Its
+# a top Makefile, BQLKIT_SRCVER=X.Y.Z -- make fit SRCVER= -- says which
+# release they are from).  Its
 # driver files are imported into a scratch base (nothing in build/bases
 # changes) and scripts/fit.sh fits each driver's changes to them: per change
 # applied / adapted / already present / does not fit, and a verdict per

@@ -27,7 +27,8 @@
 # adapted, then the nearest release is chosen, and its result must then
 # satisfy every rule of the changes it carries and the driver's required
 # BQL invariants (else it is refused).
-# Environment: SRCVER=X.Y.Z (SRC's release, where SRC has no top Makefile),
+# Environment: BQLKIT_SRCVER=X.Y.Z (SRC's release, where SRC has no top
+# Makefile; make fit SRCVER=),
 # FIT_SERIES=<X.Y> (only that candidate), FIT_MECHS (default
 # "exact merge3 wiggle"; "exact" alone = the old fuzz-0 quilt behaviour;
 # measured alternatives, in the order given: gitmerge (git merge-file),

@@ -122,25 +122,26 @@ series_changes() {
 }
 
 # source_version DIR: the version of a source of driver files (make fit):
-# its top Makefile's, else SRCVER=X.Y.Z (driver files without the tree
-# around them, e.g. a vendor tree's driver directory).  Both given and
-# different: an error.
+# its top Makefile's, else BQLKIT_SRCVER=X.Y.Z (make fit SRCVER=: driver
+# files without the tree around them, e.g. a vendor tree's driver
+# directory).  Both given and different: an error.  (Namespaced, so that
+# an unrelated SRCVER in a user's environment cannot stop a build.)
 source_version() {
-	local v
+	local v sv=${BQLKIT_SRCVER:-}
 	if v=$(kernel_version "$1"); then
-		[ -z "${SRCVER:-}" ] || [ "$SRCVER" = "$v" ] ||
-			die "SRCVER=$SRCVER, but the Makefile of '$1' says $v: drop SRCVER= (it is for sources without a top Makefile)"
+		[ -z "$sv" ] || [ "$sv" = "$v" ] ||
+			die "SRCVER=$sv, but the Makefile of '$1' says $v: drop SRCVER= (it is for sources without a top Makefile)"
 		echo "$v"
-	elif [ -n "${SRCVER:-}" ]; then
-		[[ $SRCVER =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "SRCVER=$SRCVER is not a kernel version X.Y.Z (e.g. SRCVER=5.15.0)"
-		echo "$SRCVER"
+	elif [ -n "$sv" ]; then
+		[[ $sv =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "SRCVER=$sv is not a kernel version X.Y.Z (e.g. SRCVER=5.15.0)"
+		echo "$sv"
 	else
 		die "'$1' has no top-level Makefile with VERSION/PATCHLEVEL/SUBLEVEL: give the kernel tree, or SRCVER=X.Y.Z (the release these driver files are from)"
 	fi
 }
 
 # corpus_srcver ID: the release of a fit-corpus kernel that has no top
-# Makefile (tests/fixtures/kernels/SRCVER), else nothing: for SRCVER=.
+# Makefile (tests/fixtures/kernels/SRCVER), else nothing: for BQLKIT_SRCVER=.
 corpus_srcver() {
 	awk -v i="$1" '$1 == i { print $2 }' "$BQLKIT_TOP/tests/fixtures/kernels/SRCVER" 2>/dev/null || true
 }

@@ -41,7 +41,7 @@ for cell in "${cells[@]}"; do
 				echo -e "$id\t$drv\t$m\t(as merge3: every change applied exactly)\t\t\t\t" >>"$tsv"
 				continue
 			fi
-			SRCVER=$(corpus_srcver "$id") FIT_SERIES=$fs FIT_MECHS=$m FIT_KEEP=$k.cands bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$corpus/$id" "$k" >/dev/null 2>&1 || true
+			BQLKIT_SRCVER=$(corpus_srcver "$id") FIT_SERIES=$fs FIT_MECHS=$m FIT_KEEP=$k.cands bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$corpus/$id" "$k" >/dev/null 2>&1 || true
 			touch "$k.fit"
 			v=$(sed -n 's/^verdict \([^ ]*\).*/\1/p' "$k.fit")
 			s=$(sed -n 's/^series //p' "$k.fit")

@@ -113,7 +113,7 @@ fitv adapted-needs-merge mana "$corpus/upstream-7.0.0" nofit FIT_MECHS=exact FIT
 # series' BQL applies -- and would charge XDP frames, which Ubuntu took
 # (mana_rx_skb calls mana_xdp_tx; mana_bpf.c, where it is defined, is not
 # in the corpus): refused, not "fits".
-fitv ubuntu-azure mana "$corpus/ubuntu-azure-5.15.0" refused SRCVER=5.15.0
+fitv ubuntu-azure mana "$corpus/ubuntu-azure-5.15.0" refused BQLKIT_SRCVER=5.15.0
 has fit-ubuntu-azure-rx-batching-present "0001-net-mana-Batch-ringing-RX-queue-doorbell-on-receiving-packets already present: rx-doorbell-once-per-poll" "$fitout"
 has fit-ubuntu-azure-wqe-count-present "0002-net-mana-Use-the-correct-WQE-count-for-ringing-RQ-doorbell already present: rq-doorbell-wqe-count-0" "$fitout"
 has fit-ubuntu-azure-xdp-charged-refused "refused: series 5.15: the result does not hold 0003-net-mana-add-BQL-support: xdp-not-charged" "$fitout"
@@ -196,7 +196,7 @@ mutate mana $m batch-ring-always tx-doorbell-batching 's/^\tif (ring)$/\tif (tru
 
 # make fit over the whole corpus: each verdict as expected (two at a time).
 cell() { # ID DRIVER -> "ID DRIVER VERDICT SERIES"
-	SRCVER=$(corpus_srcver "$1") bash "$BQLKIT_TOP/scripts/fit.sh" "$2" "$corpus/$1" "$tmp/c-$1-$2" >/dev/null 2>&1 || true
+	BQLKIT_SRCVER=$(corpus_srcver "$1") bash "$BQLKIT_TOP/scripts/fit.sh" "$2" "$corpus/$1" "$tmp/c-$1-$2" >/dev/null 2>&1 || true
 	echo "$1 $2 $(sed -n 's/^verdict \([^ ]*\).*/\1/p' "$tmp/c-$1-$2.fit" 2>/dev/null) $(sed -n 's/^series //p' "$tmp/c-$1-$2.fit" 2>/dev/null)"
 }
 export -f cell corpus_srcver
@@ -233,7 +233,8 @@ check make-fit-nofit-fails test "$rc" -ne 0
 has make-fit-nofit-verdict "  veth: does not fit (half-present)" "$out"
 
 # Driver files without their tree (no top Makefile): the release comes from
-# SRCVER=, and only from there; a wrong one is refused before any fit.
+# SRCVER=, and only from there; a wrong one is refused before any fit.  An
+# unrelated SRCVER in the environment is not read (make build, install).
 mkdir -p "$tmp/nomk/drivers/net"
 cp "$corpus/debian-6.12.117/drivers/net/veth.c" "$tmp/nomk/drivers/net/"
 out=$(make -s -C "$BQLKIT_TOP" fit SRC="$tmp/nomk" 2>&1) && rc=0 || rc=$?
@@ -249,6 +250,8 @@ out=$(make -s -C "$BQLKIT_TOP" fit SRC="$corpus/debian-6.12.117" SRCVER=6.12.1 2
 has make-fit-srcver-contradicts "SRCVER=6.12.1, but the Makefile of .* says 6.12.117" "$out"
 out=$(make -s -C "$BQLKIT_TOP" fit SRC="$tmp/nomk" SRCVER=6.12.117 KDIR=/nonexistent 2>&1) && rc=0 || rc=$?
 has make-fit-srcver-no-build "KDIR= builds a driver from a whole source" "$out"
+out=$(SRCVER=1.2.3 bash "$BQLKIT_TOP/scripts/fit.sh" veth "$corpus/debian-6.12.117" "$tmp/o-envsrcver" 2>&1) && rc=0 || rc=$?
+check fit-env-srcver-ignored test "$rc" -eq 0
 
 # An adapted result builds against a prepared tree of its release (7.0 on
 # 6.18's tree is not the same release: only a same-release tree counts).
