@@ -116,9 +116,50 @@ fi
 # Build once outside DKMS: a failure here leaves the system untouched.
 "$BQLKIT_TOP/scripts/build.sh" "$kver"
 
+# DKMS runs "make clean" and the build as background jobs of its script
+# (invoke_command ... background), and a background job of a non-interactive
+# shell ignores SIGINT: a Ctrl-C ends dkms but not the make it started, which
+# then goes on writing into the tree that cleanup's 'dkms remove' deletes, and
+# leaves a part of it behind (t95 sigint-nothing-left, seen twice in CI).  So
+# dkms runs here as a job of its own (set -m: its own process group, which
+# the terminal's SIGINT does not reach; this script's trap does), and cleanup
+# stops that whole group before it removes anything.
+dkms_pgid=
+# run_dkms LOG ARGS...: dkms ARGS, its output to LOG, in a process group of
+# its own; dkms's status.  (The redirection is the job's, not this
+# function's: cleanup, run by the trap from inside the function, would
+# otherwise write its messages into LOG.)
+run_dkms() {
+	local rc=0 out=$1
+	shift
+	set -m
+	dkms "$@" </dev/null >"$out" 2>&1 &
+	dkms_pgid=$!
+	set +m
+	wait "$dkms_pgid" || rc=$?
+	dkms_pgid=
+	return $rc
+}
+# stop_dkms: end what run_dkms started, its background make included: TERM,
+# then KILL after 10 s; returns when none of the group is left.
+stop_dkms() {
+	local pg=$dkms_pgid i
+	[ -n "$pg" ] || return 0
+	dkms_pgid=
+	kill -TERM -- "-$pg" 2>/dev/null || return 0
+	wait "$pg" 2>/dev/null || true
+	for i in $(seq 200); do
+		kill -0 -- "-$pg" 2>/dev/null || return 0
+		[ "$i" -ne 100 ] || kill -KILL -- "-$pg" 2>/dev/null || true
+		sleep 0.1
+	done
+	note "processes of the interrupted DKMS build (process group $pg) did not end"
+}
+
 added=
 cleanup() {
 	rc=$?
+	stop_dkms
 	if [ $rc -ne 0 ] && [ -n "$added" ]; then
 		note "install failed or interrupted: removing bqlkit/$ver from DKMS again"
 		dkms remove "bqlkit/$ver" --all >/dev/null 2>&1 || true
@@ -168,7 +209,7 @@ dkms_install() {
 		return 0
 	fi
 	step "($i/$n) dkms build + install bqlkit/$ver for $k (about a minute)"
-	dkms install "bqlkit/$ver" -k "$k" >"$log.$k" 2>&1 || rc=$?
+	run_dkms "$log.$k" install "bqlkit/$ver" -k "$k" || rc=$?
 	cat "$log.$k" >>"$log"
 	# The kit's own error line is in DKMS's make.log, not in its output.
 	cat "/var/lib/dkms/bqlkit/$ver/build/make.log" >>"$log.$k" 2>/dev/null || true
