@@ -181,7 +181,7 @@ BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BEN
 BENCH_SCRIPT = $(if $(filter mana,$(DRIVER)),bench-mana.sh,bench.sh)
 bench:
 	@case "$(DRIVER)" in ''|veth|mana) ;; *) echo 'bqlkit: error: make bench benches veth (the default) or mana: DRIVER=$(DRIVER) is neither' >&2; exit 1 ;; esac
-	BENCH_COMMAND="$(strip make bench $(if $(DRIVER),DRIVER=$(DRIVER)) $(foreach v,$(BENCH_KNOBS),$(if $(filter command line,$(origin $(v))),$(v)=$(if $(word 2,$($(v))),'$($(v))',$($(v)))))))" \
+	BENCH_COMMAND="$(strip make bench $(if $(DRIVER),DRIVER=$(DRIVER)) $(foreach v,$(BENCH_KNOBS),$(if $(filter command line,$(origin $(v))),$(v)=$(if $(word 2,$($(v))),'$($(v))',$($(v))))))" \
 		$(foreach v,$(BENCH_KNOBS) BENCH_REPORT_ONLY,$(if $($(v)),$(v)="$($(v))")) \
 		$(TOP)/scripts/$(BENCH_SCRIPT)
 
