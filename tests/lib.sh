@@ -224,6 +224,19 @@ vm_mana_dev() {
 	grep -ao 'BQLKIT \(bql\|doorbells\|txbatch\|xdp\|lost\) .*' "$log" | sed "s/^/$name: /" >&2 || true
 }
 
+# vm_mana_dev_lost NAME KVER KO [ARGS...]: the lost-completions phase
+# (probe,ping,lost) with the kit's mana.ko KO.  The queue stopped by BQL
+# recovers only through a port reset (7.x: the TX watchdog's), whose drain
+# waits 120 s of guest time for the lost completions: under -icount with
+# sleep=off that idle wait costs no host time (6.1, 6.12, 7.3: 24-49 s a
+# VM instead of ~135 s).  One vCPU: 6.1 does not boot SMP under -icount.
+vm_mana_dev_lost() {
+	local name=$1 k=$2 ko=$3
+	shift 3
+	vm_mana_dev "$name" "$k" probe,ping,lost --module "$ko" --smp 1 \
+		--icount shift=2,sleep=off,align=off --timeout 300 "$@"
+}
+
 # vm_mana NAME KVER KO [SUITE]: boot Debian kernel KVER (from SUITE, default
 # this system's APT) under QEMU, insert the kit's mana.ko KO and then the
 # kernel's own mana_ib.ko where it has one (tests/vm/guest/mana.sh); one

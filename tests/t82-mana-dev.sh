@@ -7,8 +7,8 @@
 # with TSO and checksum offload, BQL on a rate-limited wire, RX doorbells
 # per packet, XDP_PASS/XDP_TX under load, link flaps, ethtool -L, MTU,
 # rmmod/insmod under load, mana_ib, dmesg), then the kernel's own mana.ko
-# through a short one that shows it has no BQL; the lost-completions phase
-# only with BQLKIT_MANA_LOST=1 (below).  (t81 does the same on the
+# through a short one that shows it has no BQL, then the kit's through the
+# lost-completions phase under -icount (below).  (t81 does the same on the
 # trixie 6.12, sid 7.2 and trixie-backports 7.3 kernels.)  What the model
 # proves and what it cannot: docs/mana.md.
 set -euo pipefail
@@ -25,10 +25,8 @@ check mana-dev-qemu-has-model bash -c "'$MANA_QEMU/qemu-system-x86_64' -device h
 # Lost TX completions (mana-dev.sh's lost phase): no base before 7.x has a
 # TX timeout for mana, so the queue BQL stopped stays stopped until a port
 # reset (ip link down/up), whose drain waits 120 s for the lost completions
-# before it resets the function: ~130 s per kernel (6.12: 131.6 s), which
-# CI's budget does not hold.  BQLKIT_MANA_LOST=1 runs it on each kernel.
-[ -n "${BQLKIT_MANA_LOST:-}" ] ||
-	skip mana-dev-lost "the lost phase waits out mana's 120 s drain timeout per kernel; BQLKIT_MANA_LOST=1 runs it"
+# before it resets the function (6.12: 131.6 s of guest time).  Under
+# -icount that wait costs no host time (vm_mana_dev_lost).
 for k in $(test_kernels); do
 	series=$(series_of "$(kernel_version "$(kdir_for "$k")")")
 	t=mana-dev-$series
@@ -38,8 +36,7 @@ for k in $(test_kernels); do
 	fi
 	vm_mana_dev "$t-kit" "$k" "$MANA_DEV_KIT_PHASES" --module "$BQLKIT_BUILD/$k/mana.ko"
 	vm_mana_dev "$t-stock" "$k" "$MANA_DEV_STOCK_PHASES"
-	[ -z "${BQLKIT_MANA_LOST:-}" ] ||
-		vm_mana_dev "$t-lost" "$k" probe,ping,lost --module "$BQLKIT_BUILD/$k/mana.ko"
+	vm_mana_dev_lost "$t-lost" "$k" "$BQLKIT_BUILD/$k/mana.ko"
 done
 
 # Kernels built from a tree with mana (make vm-kernel with VM_CONFIG="-e

@@ -1,19 +1,23 @@
 #!/bin/bash
 # mana-dev.sh --kver KVER [--module FILE] [--suite SUITE] [--scenario NAME]
 #             [--log FILE] [--append STR] [--timeout SECS] [--smp N]
-#             [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--quiet]
+#             [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--icount SPEC]
+#             [--quiet]
 # Boot Debian kernel KVER in the kit's QEMU (scripts/build-qemu.sh) with
 # two emulated MANA VFs on one hub, i.e. a wire between them, and run a
 # mana scenario (guest/NAME.sh, default mana-dev): with --module the kit's
 # mana.ko, else the kernel's own; the kernel's mana_ib.ko is loaded too
 # where it has one.  --suite: where KVER's image comes from (trixie-security,
 # sid, ...; default this system's APT).  --vf-props: more properties for
-# both VFs (e.g. "queues=4,rate-mbps=1000").  Exit 0 iff no check failed.
+# both VFs (e.g. "queues=4,rate-mbps=1000").  --icount: run-vm.sh's (guest
+# time from the instruction count; with sleep=off an idle guest's timers
+# fire at once, so its waits cost no host time).  Exit 0 iff no check
+# failed.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: mana-dev.sh --kver KVER [--module FILE] [--suite SUITE] [--scenario NAME] [--log FILE] [--append STR] [--timeout SECS] [--smp N] [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--quiet]"; }
+usage() { die "usage: mana-dev.sh --kver KVER [--module FILE] [--suite SUITE] [--scenario NAME] [--log FILE] [--append STR] [--timeout SECS] [--smp N] [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--icount SPEC] [--quiet]"; }
 kver='' module='' suite='' scenario=mana-dev logf='' append='' props='' qemu='' run_args=()
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -28,6 +32,7 @@ while [[ $# -gt 0 ]]; do
 	--vf-props) props=${2:+,$2}; shift 2 ;;
 	--qemu) need_arg "$1" "${2:-}"; qemu=$2; shift 2 ;;
 	--qmp) need_arg "$1" "${2:-}"; run_args+=(--qmp "$2"); shift 2 ;;
+	--icount) need_arg "$1" "${2:-}"; run_args+=(--icount "$2"); shift 2 ;;
 	--quiet) run_args+=(--quiet); shift ;;
 	*) usage ;;
 	esac
