@@ -138,7 +138,7 @@ vm_crash_note() {
 	if [ -n "$c" ]; then
 		echo " [crash: $c]"
 	elif [ -s "$1" ]; then
-		last=$(tr -d '\r' <"$1" | grep -a . | tail -n1 | cut -c1-200)
+		last=$(tr -d '\r' <"$1" | grep -a . | tail -n1 | cut -c1-200) || true
 		echo " [no crash report; last guest line: $(tr -d '\r' <"$1" | grep -a '^BQLKIT' | tail -n1 | cut -c1-200); console's last line: $last]"
 	fi
 }
@@ -228,8 +228,8 @@ vm_mana_dev() {
 # (probe,ping,lost) with the kit's mana.ko KO.  The queue stopped by BQL
 # recovers only through a port reset (7.x: the TX watchdog's), whose drain
 # waits 120 s of guest time for the lost completions: under -icount with
-# sleep=off that idle wait costs no host time (6.1, 6.12, 7.3: 24-49 s a
-# VM instead of ~135 s).  One vCPU: 6.1 does not boot SMP under -icount.
+# sleep=off that idle wait costs no host time (12-29 s a VM, nothing else
+# running, instead of ~135 s).  One vCPU: 6.1 does not boot SMP under -icount.
 vm_mana_dev_lost() {
 	local name=$1 k=$2 ko=$3
 	shift 3
