@@ -133,13 +133,13 @@ vm_crash() {
 # Without a crash report, where the guest was: its last BQLKIT line (the
 # phase) and the console's last line (a hang's last words).
 vm_crash_note() {
-	local c last
+	local c
 	c=$(vm_crash "$1")
 	if [ -n "$c" ]; then
 		echo " [crash: $c]"
 	elif [ -s "$1" ]; then
-		last=$(tr -d '\r' <"$1" | grep -a . | tail -n1 | cut -c1-200) || true
-		echo " [no crash report; last guest line: $(tr -d '\r' <"$1" | grep -a '^BQLKIT' | tail -n1 | cut -c1-200); console's last line: $last]"
+		tr -d '\r' <"$1" | awk '/^BQLKIT/ { g = $0 } /./ { l = $0 }
+			END { printf " [no crash report; last guest line: %s; console'"'"'s last line: %s]\n", substr(g, 1, 200), substr(l, 1, 200) }'
 	fi
 }
 

@@ -272,8 +272,9 @@ if want txbatch; then
 		check txbatch_bql_stop_drained "then every WQE completed: inflight 0 ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
 		# Stopped by a full SQ: BQL never limits below 16 MB here.  Eight
 		# sockets: two (212992-byte send buffers) kept ~148 KB in flight
-		# on 6.1, less than the SQ holds, and it stopped 0-4 times in 3 of
-		# 5 runs; eight keep ~330 KB in flight (6.1: 4197 stops).
+		# on 6.1, less than the SQ holds: 0-4 stops in 2 of 5 full runs
+		# and in 3 of 3 runs of this phase alone; eight keep ~330 KB in
+		# flight (6.1: 4197 stops).
 		s0=$(stop_queues A maA)
 		bql_min A maA 16000000
 		mctl A maA set rate_mbps "$RATE"

@@ -122,9 +122,10 @@ udp_start() {
 	UDP_PID=$!
 }
 
-# gso_start NS DST SECS [SOCKETS]: a UDP GSO flood (2 sockets) in the background (60000-byte
-# writes cut into 1400-byte datagrams: the stack segments them in software
-# and hands the segments to the driver as one xmit_more batch).
+# gso_start NS DST SECS [SOCKETS]: a UDP GSO flood in the background from
+# SOCKETS sockets (2) (60000-byte writes cut into 1400-byte datagrams: the
+# stack segments them in software and hands the segments to the driver as
+# one xmit_more batch).
 gso_start() {
 	/usr/sbin/ip netns exec "$1" /usr/bin/udpflood send "$2" "$FLOOD_PORT" "$3" 60000 "${4:-2}" 0 1400 >"$BQLKIT_RUN/gso.$1.out" 2>&1 &
 	GSO_PID=$!
