@@ -50,6 +50,7 @@ help:
 	@echo '                      BENCH_KERNELS="<kver> ..." (default: the test kernels)  BENCH_SOCKETS=4'
 	@echo '                      BENCH_MODE=icount (guest time = instructions; mttcg: host time, for 6.1, which does not boot under -icount)'
 	@echo '                      BENCH_ICOUNT=shift=2,sleep=off,align=off  BENCH_PROFILE=1 (per-address profiles)'
+	@echo '                      BENCH_TURN_US=20 (icount, timed floods: guest us per vCPU turn at most; 0 = QEMU'"'"'s own)'
 	@echo '                      BENCH_COST_COUNT=100000  BENCH_COST_PAYLOADS=64 (none = skip)  BENCH_COST_TX_USECS=def,0'
 	@echo '                      BENCH_SPLIT=1 (also cost floods with the receive path on its own vCPU)'
 	@echo '                      BENCH_SLOW=100 (receiver slowdown: ingress u32 filters)  BENCH_SECS=4 (s per slowed flood)'
@@ -176,7 +177,7 @@ check-debug:
 # Environment BENCH_* reaches scripts/bench.sh (bench-mana.sh with DRIVER=mana) as is (make VAR=... exports it too).
 BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BENCH_SOCKETS BENCH_TX_USECS \
 	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS \
-	BENCH_MODE BENCH_ICOUNT BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE \
+	BENCH_MODE BENCH_ICOUNT BENCH_TURN_US BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE \
 	BENCH_RATE BENCH_QUEUES BENCH_LOADS BENCH_FLOWS BENCH_SMP
 BENCH_SCRIPT = $(if $(filter mana,$(DRIVER)),bench-mana.sh,bench.sh)
 bench:

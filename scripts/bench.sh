@@ -29,6 +29,14 @@
 #                   guest time = the host's; the older benches)
 #   BENCH_ICOUNT    the -icount option (shift=2,sleep=off,align=off: 4 ns per
 #                   instruction, idle time skipped)
+#   BENCH_TURN_US   icount: during the idle probes and the timed floods the
+#                   one TCG thread moves to the next vCPU at least every N us
+#                   of guest time (20; the insncount plugin's turn_us, set at
+#                   the guest's short-turns marker; 0 = QEMU's own turns
+#                   throughout, where a busy vCPU runs ~1 ms until a guest
+#                   timer ends its turn).  The cost floods always run with
+#                   QEMU's own turns: short ones make a vCPU that spins on a
+#                   lock the other holds spin through its turn
 #   BENCH_COST_COUNT     datagrams per cost flood (100000)
 #   BENCH_COST_PAYLOADS  payloads of the cost floods (64; none = skip)
 #   BENCH_COST_TX_USECS  the kit's tx-usecs settings for them (def,0; def =
@@ -62,6 +70,7 @@ set -euo pipefail
 RUNS=${BENCH_RUNS:-4}
 MODE=${BENCH_MODE:-icount}
 ICOUNT=${BENCH_ICOUNT:-shift=2,sleep=off,align=off}
+TURN_US=${BENCH_TURN_US:-20}
 COST_COUNT=${BENCH_COST_COUNT:-100000}
 COST_PAYLOADS=${BENCH_COST_PAYLOADS:-64}
 COST_TX_USECS=${BENCH_COST_TX_USECS:-def,0}
@@ -88,6 +97,7 @@ icount | mttcg) ;;
 *) die "BENCH_MODE must be icount or mttcg, not '$MODE'" ;;
 esac
 [[ $ICOUNT =~ ^[a-z0-9=,]+$ ]] || die "BENCH_ICOUNT must be an -icount option such as shift=2,sleep=off,align=off, not '$ICOUNT'"
+[[ $TURN_US =~ ^[0-9]+$ && $TURN_US -le 1000000 ]] || die "BENCH_TURN_US must be microseconds (0..1000000; 0 = QEMU's own turns), not '$TURN_US'"
 [[ $COST_COUNT =~ ^[1-9][0-9]*$ ]] || die "BENCH_COST_COUNT must be a positive number, not '$COST_COUNT'"
 [[ $SPLIT =~ ^[01]$ ]] || die "BENCH_SPLIT must be 0 or 1, not '$SPLIT'"
 [[ $PROFILE =~ ^[01]$ ]] || die "BENCH_PROFILE must be 0 or 1, not '$PROFILE'"
@@ -146,7 +156,7 @@ plan() {
 	(IFS=,; echo "${items[*]//:def:/:-:}")
 }
 p_mode="mode=$MODE"
-[ "$MODE" != icount ] || p_mode+=" icount=$ICOUNT"
+[ "$MODE" != icount ] || p_mode+=" icount=$ICOUNT turn_us=$TURN_US"
 PARAMS="$p_mode cost_count=$COST_COUNT cost_payloads=${COST_PAYLOADS:-none} cost_tx_usecs=$COST_TX_USECS split=$SPLIT slow=$SLOW payloads=$PAYLOADS secs=$SECS sockets=$SOCKETS runs=$RUNS tx_usecs=$TX_USECS main_tx_usecs=$MAIN_TX_USECS sweep_payloads=${SWEEP_PAYLOADS:-none} unslowed_payloads=${UN_PAYLOADS:-none} unslowed_tx_usecs=$UN_TX_USECS unslowed_secs=$UN_SECS"
 
 start=$SECONDS
@@ -227,6 +237,7 @@ for k in "${kernels[@]}"; do
 			step "$k: run $r/$RUNS $v"
 			load0=$(cut -d' ' -f1 /proc/loadavg)
 			plug="insncount,out=${logf%.log}.insn"
+			[ "$MODE" != icount ] || [ "$TURN_US" = 0 ] || plug+=",turn_us=$TURN_US"
 			[ "$PROFILE" = 0 ] || plug+=",prof=${logf%.log}.prof"
 			if ! "$VM/run-vm.sh" --kver "$k" --initrd "$tmpd/$v.cpio.gz" --log "$logf" "${vmopts[@]}" --plugin "$plug" \
 				--append "$append bqlkit.plan=$(plan "$r")" --timeout "$tmo" --quiet 2>"$tmpd/run.err"; then

@@ -5,7 +5,7 @@
  * marker instruction.  A TCG plugin for the kit's QEMU (scripts/build-qemu.sh
  * builds it as plugins/libinsncount.so against QEMU 7.2's plugin API).
  *
- *   -plugin DIR/plugins/libinsncount.so,out=FILE[,prof=FILE]
+ *   -plugin DIR/plugins/libinsncount.so,out=FILE[,prof=FILE][,turn_us=N]
  *
  * Counting: one exec callback per translated block adds the block's number
  * of instructions to the counter of the vCPU that runs it (each vCPU writes
@@ -22,6 +22,10 @@
  *   0x00  mark: write the totals
  *   0x01  mark, and begin a profile (per block start address, per vCPU)
  *   0x02  mark, and write the profile since the last 0x01 to prof=FILE
+ *   0x03  mark; from here single-threaded TCG moves to the next vCPU at
+ *         least every turn_us of guest time (the kit QEMU's
+ *         qemu_plugin_set_rr_kick_us(); without turn_us nothing changes)
+ *   0x04  mark; QEMU's own turns again (kicks every 100 ms)
  * Nothing else executes these bytes: a compiler emits multi-byte nops with a
  * zero displacement.  The guest's tests/vm/vmmark.c executes them.
  *
@@ -51,6 +55,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define CMD_MARK	0x00
 #define CMD_PROF_BEGIN	0x01
 #define CMD_PROF_END	0x02
+#define CMD_TURNS_SHORT	0x03
+#define CMD_TURNS_QEMU	0x04
 
 static const uint8_t mark_bytes[MARK_LEN] = {
 	0x0f, 0x1f, 0x84, 0x00, 0x00 /* command */, 0x4c, 0x51, 0x42
@@ -87,6 +93,7 @@ static GMutex lock;		/* out, prof, blocks, seq, prof_begin */
 static GPtrArray *blocks;	/* struct block *, profile mode only */
 static uint64_t seq;
 static uint64_t prof_begin;
+static uint64_t turn_us;	/* turn_us=N: the vCPU turn at marker 0x03 */
 
 static void say(const char *s)
 {
@@ -219,6 +226,10 @@ static void on_mark(unsigned int vcpu, void *udata)
 		prof_start();
 	else if (blocks && cmd == CMD_PROF_END)
 		prof_write();
+	else if (turn_us && cmd == CMD_TURNS_SHORT)
+		qemu_plugin_set_rr_kick_us(turn_us);
+	else if (turn_us && cmd == CMD_TURNS_QEMU)
+		qemu_plugin_set_rr_kick_us(0);
 	g_mutex_unlock(&lock);
 }
 
@@ -231,7 +242,7 @@ static bool is_mark(struct qemu_plugin_insn *insn, unsigned int *cmd)
 	if (memcmp(p, mark_bytes, 4) || memcmp(p + 5, mark_bytes + 5, 3))
 		return false;
 	*cmd = p[4];
-	return *cmd <= CMD_PROF_END;
+	return *cmd <= CMD_TURNS_QEMU;
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -315,8 +326,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				return -1;
 			}
 			blocks = g_ptr_array_new();
+		} else if (g_str_has_prefix(a, "turn_us=")) {
+			char *end;
+
+			turn_us = g_ascii_strtoull(a + 8, &end, 10);
+			if (*end || !turn_us || turn_us > 1000000) {
+				fprintf(stderr, "insncount: turn_us must be 1..1000000 microseconds, not %s\n", a + 8);
+				return -1;
+			}
 		} else {
-			fprintf(stderr, "insncount: unknown argument %s (out=FILE, prof=FILE)\n", a);
+			fprintf(stderr, "insncount: unknown argument %s (out=FILE, prof=FILE, turn_us=N)\n", a);
 			return -1;
 		}
 	}

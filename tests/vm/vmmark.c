@@ -4,10 +4,12 @@
  * (qemu/plugins/insncount.c), so that the host-side instruction counts can
  * be cut at this point of the guest's run.
  *
- *   vmmark mark|begin|end
+ *   vmmark mark|begin|end|short-turns|qemu-turns
  *
  * mark: write the counts; begin: also start a profile; end: also write the
- * profile.  Outside QEMU with the plugin the marker is a no-op.  Guests
+ * profile; short-turns: also make the emulator switch vCPUs at least every
+ * turn_us (the plugin's argument); qemu-turns: also give the turns back to
+ * QEMU (100 ms kicks).  Outside QEMU with the plugin the marker is a no-op.  Guests
  * call it through lib.sh's vm_mark, which numbers the markers as the
  * plugin does.  Exit status 3 where there is no marker instruction (only
  * x86-64 has one, see vmmark.h).
@@ -29,8 +31,12 @@ int main(int argc, char **argv)
 		VMMARK(0x01);
 	else if (argc == 2 && !strcmp(argv[1], "end"))
 		VMMARK(0x02);
+	else if (argc == 2 && !strcmp(argv[1], "short-turns"))
+		VMMARK(0x03);
+	else if (argc == 2 && !strcmp(argv[1], "qemu-turns"))
+		VMMARK(0x04);
 	else {
-		fprintf(stderr, "usage: vmmark mark|begin|end\n");
+		fprintf(stderr, "usage: vmmark mark|begin|end|short-turns|qemu-turns\n");
 		return 2;
 	}
 	return 0;

@@ -354,7 +354,16 @@ emit "plan floods=$PLAN main_tx_usecs=$(knob main_tx_usecs "${TX_USECS:--}")"
 # Cost floods first (veth's softirq NAPI, then the split ones), then the
 # unslowed floods (no ingress filters), then the idle RTT and the slowed
 # floods.
+TURNS=qemu-turns
 for KIND in c t u s; do
+	# The emulator's vCPU turns (insncount's turn_us, scripts/bench.sh
+	# BENCH_TURN_US): short for the idle probes and the timed floods,
+	# QEMU's own for the cost floods.
+	case $KIND in c | t) _turns=qemu-turns ;; *) _turns=short-turns ;; esac
+	if [ "$_turns" != "$TURNS" ] && echo ",$PLAN" | grep -q ",$KIND:"; then
+		vm_mark "turns.${_turns%-turns}" "$_turns"
+		TURNS=$_turns
+	fi
 	for item in $(echo "$PLAN" | tr ',' ' '); do
 		# shellcheck disable=SC2046
 		set -- $(echo "$item" | tr ':' ' ')

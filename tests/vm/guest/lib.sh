@@ -294,8 +294,9 @@ kit_module_loaded() {
 	esac
 }
 
-# vm_mark LABEL [mark|begin|end]: execute the marker of the insncount TCG
-# plugin (qemu/plugins/insncount.c; vmmark) and emit
+# vm_mark LABEL [mark|begin|end|short-turns|qemu-turns]: execute the
+# marker of the insncount TCG plugin (qemu/plugins/insncount.c; vmmark) and
+# emit
 #   BQLKIT mark label=LABEL seq=N cmd=CMD
 # N numbers the markers from 1 as the plugin does (the plugin's output line
 # "insncount mark seq=N ..." has the instruction counts at this point);
