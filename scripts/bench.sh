@@ -39,7 +39,7 @@
 #                   lock the other holds spin through its turn
 #   BENCH_COST_COUNT     datagrams per cost flood (100000)
 #   BENCH_COST_PAYLOADS  payloads of the cost floods (64; none = skip)
-#   BENCH_COST_TX_USECS  the kit's tx-usecs settings for them (def,0; def =
+#   BENCH_COST_TX_USECS  the kit's tx-usecs settings for them (def,100; def =
 #                        the module's default)
 #   BENCH_SPLIT     1: also the split cost floods (vethB's NAPI in a kthread on
 #                   vCPU 1: sender's and receiver's paths counted apart); 0: not
@@ -48,14 +48,14 @@
 #                   sizes, comma separated (64,1472)
 #   BENCH_SECS      seconds per slowed flood (4)
 #   BENCH_SOCKETS   sender sockets (4)
-#   BENCH_TX_USECS  the kit's tx-usecs settings for the slowed floods (def,0,500;
+#   BENCH_TX_USECS  the kit's tx-usecs settings for the slowed floods (def,100,500;
 #                   ethtool -C on vethA: BQL completion coalescing, 0 = complete
 #                   per packet); BENCH_PAYLOADS run at def if listed, else at
 #                   the first setting
 #   BENCH_SWEEP_PAYLOADS  payloads slowed at every BENCH_TX_USECS setting (64)
 #   BENCH_UNSLOWED_PAYLOADS  payloads of timed unslowed floods (none; 64 = as
 #                   the older benches, sink pps with ping beside)
-#   BENCH_UNSLOWED_TX_USECS  the kit's tx-usecs settings for them (def,0)
+#   BENCH_UNSLOWED_TX_USECS  the kit's tx-usecs settings for them (def,100)
 #   BENCH_UNSLOWED_SECS      seconds per unslowed flood (4)
 #   BENCH_PROFILE   1: the plugin also writes a per-address profile of every
 #                   cost flood (bench-<kver>-<variant>-<run>.prof; kernel
@@ -73,16 +73,16 @@ ICOUNT=${BENCH_ICOUNT:-shift=2,sleep=off,align=off}
 TURN_US=${BENCH_TURN_US:-20}
 COST_COUNT=${BENCH_COST_COUNT:-100000}
 COST_PAYLOADS=${BENCH_COST_PAYLOADS:-64}
-COST_TX_USECS=${BENCH_COST_TX_USECS:-def,0}
+COST_TX_USECS=${BENCH_COST_TX_USECS:-def,100}
 SPLIT=${BENCH_SPLIT:-1}
 SLOW=${BENCH_SLOW:-100}
 PAYLOADS=${BENCH_PAYLOADS:-64,1472}
 SECS=${BENCH_SECS:-4}
 SOCKETS=${BENCH_SOCKETS:-4}
-TX_USECS=${BENCH_TX_USECS:-def,0,500}
+TX_USECS=${BENCH_TX_USECS:-def,100,500}
 SWEEP_PAYLOADS=${BENCH_SWEEP_PAYLOADS:-64}
 UN_PAYLOADS=${BENCH_UNSLOWED_PAYLOADS:-none}
-UN_TX_USECS=${BENCH_UNSLOWED_TX_USECS:-def,0}
+UN_TX_USECS=${BENCH_UNSLOWED_TX_USECS:-def,100}
 UN_SECS=${BENCH_UNSLOWED_SECS:-4}
 PROFILE=${BENCH_PROFILE:-0}
 OUT=${BENCH_OUT:-$BQLKIT_TOP/results}

@@ -24,6 +24,10 @@ PAYLOAD=64
 SOCKETS=8 # spread over the 4 tx queues (the socket hash picks the queue)
 # shellcheck disable=SC2034 # read by setup_pair (lib.sh)
 PAIR_QUEUES=4
+# Completions coalesced (the module's default, 0, completes per packet):
+# every fault then also meets completions held across NAPI polls.
+# shellcheck disable=SC2034 # read by setup_pair (lib.sh)
+PAIR_TX_USECS=100
 VETH_KO=/lib/modules/bqlkit/veth.ko
 
 # ok_or_note CMD...: run CMD; on failure record it for the -ops result.

@@ -116,7 +116,9 @@ slow_receiver() {
 }
 
 # setup_pair [SLOW]: (re)create the veth pair between netns A and B, with
-# $PAIR_QUEUES tx and rx queues on each end if set (default: veth's, 1).
+# $PAIR_QUEUES tx and rx queues on each end if set (default: veth's, 1),
+# and BQL completion coalescing at $PAIR_TX_USECS on vethA if set (the
+# kit's module only; default: the module's, 0).
 setup_pair() {
 	_qopt=${PAIR_QUEUES:+numtxqueues $PAIR_QUEUES numrxqueues $PAIR_QUEUES}
 	# shellcheck disable=SC2086 # $_qopt is a word list
@@ -129,6 +131,9 @@ setup_pair() {
 		tc -n A qdisc replace dev vethA root fq_codel &&
 		in_ns A ethtool -K vethA tso off &&
 		in_ns B ethtool -K vethB gro on || return 1
+	if [ -n "${PAIR_TX_USECS:-}" ]; then
+		in_ns A ethtool -C vethA tx-usecs "$PAIR_TX_USECS" || return 1
+	fi
 	if [ "${1:-0}" -gt 0 ]; then slow_receiver "$1" || return 1; fi
 	emit "pair up txqueues=$(in_ns A ls /sys/class/net/vethA/queues | grep -c '^tx-') slow=${1:-0}"
 }

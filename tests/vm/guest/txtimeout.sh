@@ -11,9 +11,10 @@
 P=/sys/module/veth/parameters/fault_lose_completions
 check fault_hook_present "$P" [ -w "$P" ]
 check setup_pair "slow=100" setup_pair 100
-# tx-usecs (BQL completion coalescing): default 100, settable, bounded.
+# tx-usecs (BQL completion coalescing): default 0 (the kit's; upstream
+# 100), settable, bounded.
 usecs() { in_ns A ethtool -c vethA | sed -n 's/^tx-usecs: *//p'; }
-check coalesce_default_100 "tx-usecs=$(usecs)" [ "$(usecs)" = 100 ]
+check coalesce_default_0 "tx-usecs=$(usecs)" [ "$(usecs)" = 0 ]
 in_ns A ethtool -C vethA tx-usecs 500
 check coalesce_set_500 "tx-usecs=$(usecs)" [ "$(usecs)" = 500 ]
 check coalesce_rejects_over_1s "tx-usecs 2000000 refused" sh -c '! /usr/sbin/ip netns exec A /usr/sbin/ethtool -C vethA tx-usecs 2000000 2>/dev/null'
