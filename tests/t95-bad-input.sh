@@ -116,6 +116,8 @@ bad patch-does-not-fit "veth: the kit's changes do not fit the imported Linux 6.
 # (refused before anything is built or booted).
 bad bench-driver-unknown "make bench benches veth (the default) or mana: DRIVER=mvneta is neither" \
 	make -s -C "$BQLKIT_TOP" bench DRIVER=mvneta
+bad bench-turn-us "BENCH_TURN_US must be microseconds (0..1000000; 0 = QEMU's own turns), not '5ms'" \
+	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_TURN_US=5ms
 bad bench-mana-rate "BENCH_RATE must be Mbit/s from 1 to 100000, not '0'" \
 	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$K1" BENCH_RATE=0
 bad bench-mana-queues-above-cpus "BENCH_QUEUES: 4 queues need BENCH_SMP=4 or more vCPUs" \
