@@ -335,6 +335,8 @@ def run_metrics(run, sid):
     m["ping_wait_ms_per_slice"] = (sch["ping_wait_ns"] / 1e6 / sch["ping_slices"]
                                    if sch.get("ping_slices") and sch.get("ping_wait_ns", -1) >= 0 else None)
     m["ksoftirqd_wait_ms"] = sch["ksoftirqd_wait_ns"] / 1e6 if sch.get("ksoftirqd_wait_ns") is not None else None
+    # vethB's NAPI thread (threaded NAPI): its run delay stops the completions
+    m["napi_wait_ms"] = sch["napi_wait_ns"] / 1e6 if sch.get("napi_slices") else None
     # One TCG thread runs the vCPUs in turns (-icount): a task on one vCPU
     # waits for the other's turn to end; instructions per turn in the window.
     ins = d.get("insn") or {}
@@ -706,19 +708,20 @@ def markdown(results, meta):
         L.append("")
         L.append("The same probes on the idle pair (emulator and probe cost alone), and how long the probing tasks "
                  "waited for a CPU under load (/proc/PID/schedstat): ping's run delay per time slice, and ksoftirqd's "
-                 "(softirq work deferred to a thread waits like a task). tsprobe's numbers do not contain either.")
+                 "(softirq work deferred to a thread waits like a task), and vethB's NAPI thread's over the window "
+                 "(while it waits, nothing is received or completed). tsprobe's numbers do not contain the first two.")
         L.append("")
         ic = kv(bp.get("icount", "").split(","))
         shift = int(ic["shift"]) if ic.get("shift", "").isdigit() and mode.startswith("icount") else None
-        L.append("| kernel | flood | module | idle owd p50 / p99 ms (n) | idle ping p50 / p99 ms (n) | loaded owd p99 ms: qdisc p99 / ring p99 | ping run delay per slice ms | ksoftirqd run delay ms | vCPU turn (guest µs) |")
-        L.append("|---|---|---|---|---|---|---|---|---|")
+        L.append("| kernel | flood | module | idle owd p50 / p99 ms (n) | idle ping p50 / p99 ms (n) | loaded owd p99 ms: qdisc p99 / ring p99 | ping run delay per slice ms | ksoftirqd run delay ms | NAPI thread run delay ms | vCPU turn (guest µs) |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|")
         for r, i, sc in slowed:
             for v in VARIANTS:
                 pi, pl, m = sc[v]["pooled_idle"], sc[v]["pooled"], sc[v]["median"]
                 L.append(f"| {r['kernel']} | {i} | {v} | {fmt(pi['tsprobe']['p50_ms'])} / {fmt(pi['tsprobe']['p99_ms'])} ({pi['tsprobe']['n']}) | "
                          f"{fmt(pi['ping']['p50_ms'])} / {fmt(pi['ping']['p99_ms'])} ({pi['ping']['n']}) | "
                          f"{fmt(pl['tsprobe']['p99_ms'])}: {fmt(pl['tsprobe_qdisc']['p99_ms'])} / {fmt(pl['tsprobe_ring']['p99_ms'])} | "
-                         f"{fmt(m.get('ping_wait_ms_per_slice'))} | {fmt(m.get('ksoftirqd_wait_ms'))} | "
+                         f"{fmt(m.get('ping_wait_ms_per_slice'))} | {fmt(m.get('ksoftirqd_wait_ms'))} | {fmt(m.get('napi_wait_ms'))} | "
                          f"{fmt(m['vcpu_turn_insns'] * (1 << shift) / 1000.0 if shift is not None and m.get('vcpu_turn_insns') else None)} |")
     un = [(r, i, sc) for r in results for i, sc in cases(r, "unslowed")]
     if un:

@@ -24,8 +24,9 @@
 #                                            around a cost flood (lib.sh vm_mark)
 #   BQLKIT tsprobe label=L kind=owd|qdisc|ring seq=K us=...   kernel-timestamped
 #                                            one-way delays (tsprobe), per probe
-#   BQLKIT sched label=L ...                 run delay (schedstat) of ping and
-#                                            ksoftirqd/N over the flood
+#   BQLKIT sched label=L ...                 run delay (schedstat) of ping,
+#                                            ksoftirqd/N and vethB's NAPI
+#                                            thread over the flood
 # Cost floods (KIND c, unslowed receiver): COUNT datagrams, no ping or BQL
 # sampler beside them (their work is time-proportional), vm_mark before the
 # sender starts and after the sink has read the last datagram; the host
@@ -290,12 +291,17 @@ flood() {
 	# shellcheck disable=SC2086 # a list of pids
 	_k0=$(sched_wait $KSOFTIRQD)
 	_p0=$(sched_wait "$PING")
+	_napi=$(grep -l '^napi/vethB' /proc/[0-9]*/comm 2>/dev/null | sed 's,^/proc/\([0-9]*\)/comm$,\1,')
+	# shellcheck disable=SC2086
+	_n0=$(sched_wait $_napi)
 	sleep "$(awk -v to="$_to" -v now="$(uptime_s)" 'BEGIN { d = to - now; printf "%.2f", d > 0 ? d : 0 }')"
 	# shellcheck disable=SC2086
 	_k1=$(sched_wait $KSOFTIRQD)
 	_p1=$(sched_wait "$PING")
+	# shellcheck disable=SC2086
+	_n1=$(sched_wait $_napi)
 	vm_mark "$L.end"
-	emit "sched label=$L from=$_from to=$_to ping_wait_ns=$((${_p1% *} - ${_p0% *})) ping_slices=$((${_p1#* } - ${_p0#* })) ksoftirqd_wait_ns=$((${_k1% *} - ${_k0% *})) ksoftirqd_slices=$((${_k1#* } - ${_k0#* }))"
+	emit "sched label=$L from=$_from to=$_to ping_wait_ns=$((${_p1% *} - ${_p0% *})) ping_slices=$((${_p1#* } - ${_p0#* })) ksoftirqd_wait_ns=$((${_k1% *} - ${_k0% *})) ksoftirqd_slices=$((${_k1#* } - ${_k0#* })) napi_wait_ns=$((${_n1% *} - ${_n0% *})) napi_slices=$((${_n1#* } - ${_n0#* }))"
 	wait "$_sampler"
 	for i in 1 2 3; do
 		bql_watch_emit "$L.w$i" "$(sed -n "s/^w$i BQLWATCH/BQLWATCH/p" "$BQLKIT_RUN/sampler.out")"
