@@ -605,7 +605,11 @@ def markdown(results, meta):
     if mode.startswith("icount"):
         L.append(f"QEMU TCG with `-icount {bp.get('icount', '?')}`: guest time is the guest's instruction count "
                  "(one TCG thread runs both vCPUs in turn), so neither the host's load nor its speed reaches the "
-                 "numbers; the runs of a variant differ only by what the guest does differently.")
+                 "numbers; the runs of a variant differ only by what the guest does differently."
+                 + (f" The vCPU turns are QEMU's in the cost floods and at most {bp['turn_us']} µs of guest time "
+                    "in the idle probes and the timed floods (BENCH_TURN_US: a wakeup from one vCPU to the other "
+                    "waits for the sender's turn to end; QEMU's own turns last ~1 ms there)."
+                    if bp.get("turn_us", "0") not in ("", "0") else " The vCPU turns are QEMU's throughout."))
     else:
         L.append("QEMU multi-threaded TCG: guest time is the host's; timings depend on the host's load.")
     L.append(f"Per boot a plan of floods on fresh veth pairs (fq_codel on the sender, TSO off, GRO on at the receiver; "
