@@ -48,7 +48,7 @@ help:
 	@echo '                      (tsprobe one-way delay, ping RTT); the kit boot sets ethtool -C tx-usecs before each flood'
 	@echo '                      BENCH_RUNS=4 (VM boots per kernel and variant; medians over them)'
 	@echo '                      BENCH_KERNELS="<kver> ..." (default: the test kernels)  BENCH_SOCKETS=4'
-	@echo '                      BENCH_MODE=icount (guest time = instructions; mttcg: host time, for 6.1, which does not boot under -icount)'
+	@echo '                      BENCH_MODE=icount (guest time = instructions; mttcg: host time, as the older benches)'
 	@echo '                      BENCH_ICOUNT=shift=2,sleep=off,align=off  BENCH_PROFILE=1 (per-address profiles)'
 	@echo '                      BENCH_TURN_US=20 (icount, timed floods: guest us per vCPU turn at most; 0 = QEMU'"'"'s own)'
 	@echo '                      BENCH_COST_COUNT=100000  BENCH_COST_PAYLOADS=64 (none = skip)  BENCH_COST_TX_USECS=def,100'

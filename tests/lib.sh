@@ -229,7 +229,8 @@ vm_mana_dev() {
 # recovers only through a port reset (7.x: the TX watchdog's), whose drain
 # waits 120 s of guest time for the lost completions: under -icount with
 # sleep=off that idle wait costs no host time (12-29 s a VM, nothing else
-# running, instead of ~135 s).  One vCPU: 6.1 does not boot SMP under -icount.
+# running, instead of ~135 s).  One vCPU (chosen when 6.1 did not boot SMP
+# under -icount, before qemu/patches/0003; one is all the phase needs).
 vm_mana_dev_lost() {
 	local name=$1 k=$2 ko=$3
 	shift 3

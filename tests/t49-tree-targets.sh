@@ -107,9 +107,9 @@ if [ -n "${rel:-}" ] && [ -f "$BQLKIT_BUILD/bases/6.1/MANIFEST" ]; then
 	start=$SECONDS
 	res=$tmp/results
 	# Bases kept apart from a build directory that does not exist yet
-	# (BQLKIT_BASES): bench makes the directory for its logs.  mttcg: a
-	# 6.1 kernel does not boot under -icount (it stops at "x86: Booting
-	# SMP configuration"); the plugin counts instructions either way.
+	# (BQLKIT_BASES): bench makes the directory for its logs.  mttcg: the
+	# quicker of the two modes for one short boot pair; the plugin counts
+	# instructions either way.
 	if run tree-targets-bench "$logs/bench.log" mk bench BENCH_KERNELS="$rel" BENCH_OUT="$res" \
 		BQLKIT_BUILD="$tmp/build-bench" BQLKIT_BASES="$BQLKIT_BUILD/bases" \
 		BENCH_MODE=mttcg BENCH_RUNS=1 BENCH_COST_COUNT=5000 BENCH_COST_TX_USECS=def BENCH_SPLIT=0 \
