@@ -52,6 +52,19 @@ check fault_budget_used "$(cat $P) left" [ "$(cat $P)" -eq 0 ]
 
 flood_stop
 sleep 1
+# The queue stalls once LIMIT + 1 charges are lost; the hook may lose the
+# rest after the first repair, and that second stall waits for the
+# watchdog's next run (watchdog_timeo, 5 s, plus a timer period).
+# recovered() returns as soon as one ping gets through between the two, so
+# wait here until the queue runs again (inflight <= limit), 15 s at most,
+# before the books.
+_i=0
+while [ $_i -lt 15 ]; do
+	bql_sample "settle$_i"
+	[ "$(bql_max "settle$_i" inflight)" -gt "$(bql_max "settle$_i" limit)" ] || break
+	sleep 1
+	_i=$((_i + 1))
+done
 bql_sample after
 # Exact books: every charge the hook dropped is either completed by a
 # watchdog repair or still in flight.  A drop that left inflight at or
