@@ -24,8 +24,8 @@
 #   BENCH_KERNELS   kernels to bench (default: build/test-kernels, made by tests/setup.sh)
 #   BENCH_RUNS      VM boots per kernel and variant (4); medians are over runs
 #   BENCH_MODE      icount (default: -icount BENCH_ICOUNT, one TCG thread,
-#                   not for 6.1: it stops at SMP bring-up under -icount;
-#                   guest time = instructions) or mttcg (multi-threaded TCG,
+#                   guest time = instructions; 6.1 boots with two vCPUs since
+#                   qemu/patches/0003) or mttcg (multi-threaded TCG,
 #                   guest time = the host's; the older benches)
 #   BENCH_ICOUNT    the -icount option (shift=2,sleep=off,align=off: 4 ns per
 #                   instruction, idle time skipped)
