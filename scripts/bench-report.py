@@ -335,8 +335,11 @@ def run_metrics(run, sid):
     m["ping_wait_ms_per_slice"] = (sch["ping_wait_ns"] / 1e6 / sch["ping_slices"]
                                    if sch.get("ping_slices") and sch.get("ping_wait_ns", -1) >= 0 else None)
     m["ksoftirqd_wait_ms"] = sch["ksoftirqd_wait_ns"] / 1e6 if sch.get("ksoftirqd_wait_ns") is not None else None
-    # vethB's NAPI thread (threaded NAPI): its run delay stops the completions
-    m["napi_wait_ms"] = sch["napi_wait_ns"] / 1e6 if sch.get("napi_slices") else None
+    # vethB's NAPI thread (threaded NAPI): its run delay stops the completions.
+    # A thread that ran the whole window has no new slice and waited 0 ms;
+    # logs without napi_threads cannot tell that from no thread at all.
+    has_napi = sch.get("napi_threads", sch.get("napi_slices"))
+    m["napi_wait_ms"] = sch["napi_wait_ns"] / 1e6 if has_napi and sch.get("napi_wait_ns") is not None else None
     # One TCG thread runs the vCPUs in turns (-icount): a task on one vCPU
     # waits for the other's turn to end; instructions per turn in the window.
     ins = d.get("insn") or {}

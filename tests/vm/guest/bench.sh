@@ -301,7 +301,7 @@ flood() {
 	# shellcheck disable=SC2086
 	_n1=$(sched_wait $_napi)
 	vm_mark "$L.end"
-	emit "sched label=$L from=$_from to=$_to ping_wait_ns=$((${_p1% *} - ${_p0% *})) ping_slices=$((${_p1#* } - ${_p0#* })) ksoftirqd_wait_ns=$((${_k1% *} - ${_k0% *})) ksoftirqd_slices=$((${_k1#* } - ${_k0#* })) napi_wait_ns=$((${_n1% *} - ${_n0% *})) napi_slices=$((${_n1#* } - ${_n0#* }))"
+	emit "sched label=$L from=$_from to=$_to ping_wait_ns=$((${_p1% *} - ${_p0% *})) ping_slices=$((${_p1#* } - ${_p0#* })) ksoftirqd_wait_ns=$((${_k1% *} - ${_k0% *})) ksoftirqd_slices=$((${_k1#* } - ${_k0#* })) napi_wait_ns=$((${_n1% *} - ${_n0% *})) napi_slices=$((${_n1#* } - ${_n0#* })) napi_threads=$(echo "$_napi" | wc -w)"
 	wait "$_sampler"
 	for i in 1 2 3; do
 		bql_watch_emit "$L.w$i" "$(sed -n "s/^w$i BQLWATCH/BQLWATCH/p" "$BQLKIT_RUN/sampler.out")"
