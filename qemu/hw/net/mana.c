@@ -307,6 +307,8 @@ static void mana_db_cq(ManaState *s, uint64_t val)
     mana_db_ring_head(s, &s->cq[id], head, arm);
 }
 
+static void mana_tx_pump(ManaState *s);
+
 static void mana_db_wq(ManaState *s, bool is_sq, uint64_t val)
 {
     uint32_t id = val & 0xffffff;
@@ -334,6 +336,8 @@ static void mana_db_wq(ManaState *s, bool is_sq, uint64_t val)
     q->db_tail = tail;
     if (id == 0) {
         qemu_bh_schedule(s->hwc_bh);
+    } else if (is_sq && s->tx_sync) {
+        mana_tx_pump(s);
     } else if (is_sq) {
         qemu_bh_schedule(s->tx_bh);
     } else {
@@ -715,6 +719,24 @@ bad:
     sq->cons = sq->db_tail;
 }
 
+/*
+ * Send later what the SQs still hold: in a bottom half, which the main
+ * loop runs whenever it next takes the BQL, i.e. at a moment of host
+ * time; with tx-sync=1 from the wire timer made due now, which fires at
+ * a point of virtual time.  With tx-sync=1 an SQ doorbell also sends at
+ * once, in its MMIO write: under -icount the device then acts at the
+ * same guest instruction in every run (make bench DRIVER=mana's cost
+ * boots count instructions per packet; trace event mana_db_sq).
+ */
+static void mana_tx_kick(ManaState *s)
+{
+    if (s->tx_sync) {
+        timer_mod(s->wire_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    } else {
+        qemu_bh_schedule(s->tx_bh);
+    }
+}
+
 static void mana_tx_pump(ManaState *s)
 {
     int budget = MANA_TX_BUDGET;
@@ -744,7 +766,7 @@ static void mana_tx_pump(ManaState *s)
             }
         }
         if (!budget--) {
-            qemu_bh_schedule(s->tx_bh);
+            mana_tx_kick(s);
             return;
         }
         mana_tx_one(s, sq);
@@ -1110,6 +1132,8 @@ static void mana_instance_init(Object *obj)
     object_property_add_uint32_ptr(obj, "tx-cqe-delay-us", &s->tx_cqe_delay_us,
                                    OBJ_PROP_FLAG_READWRITE);
     object_property_add_uint32_ptr(obj, "drop-tx-cqes", &s->drop_tx_cqes,
+                                   OBJ_PROP_FLAG_READWRITE);
+    object_property_add_uint32_ptr(obj, "tx-sync", &s->tx_sync,
                                    OBJ_PROP_FLAG_READWRITE);
 #define MANA_COUNTER_PROP(i, name) \
     object_property_add_uint64_ptr(obj, "stat-" #name, &s->cnt.name, \

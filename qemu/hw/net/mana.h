@@ -114,6 +114,7 @@ struct ManaState {
     uint32_t rate_mbps;
     uint32_t tx_cqe_delay_us;
     uint32_t drop_tx_cqes;
+    uint32_t tx_sync;           /* 1: send from the doorbell write itself */
 
     /* shared memory channel */
     uint32_t smc[MANA_SMC_SIZE / 4];
