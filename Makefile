@@ -62,11 +62,17 @@ help:
 	@echo '                      BENCH_REPORT_ONLY=1 (redo json/md/png from results/*.log)'
 	@echo '  make bench DRIVER=mana  stock vs kit mana on the emulated MANA VF (QEMU TCG), wire rate-limited:'
 	@echo '                      TCP request/response p50/p99 and ping beside TCP streams or a UDP flood, wire'
-	@echo '                      throughput, BQL limit, doorbells per packet (not pass/fail)'
+	@echo '                      throughput, BQL limit, doorbells per packet; instructions per packet (not pass/fail)'
 	@echo '                      -> results/bench-mana-KVER.json, bench-mana.md, bench-mana.png'
 	@echo '                      BENCH_KERNELS="<kver or chroot row: trixie-6.12 sid-7.2 trixie-bpo-7.3> ..."'
 	@echo '                      BENCH_RUNS=3  BENCH_RATE=20 (Mbit/s)  BENCH_QUEUES=1,2  BENCH_LOADS=tcp,udp'
 	@echo '                      BENCH_FLOWS=8  BENCH_SECS=8  BENCH_SMP=2  BENCH_REPORT_ONLY=1'
+	@echo '                      BENCH_LATENCY=1 (0: no latency boots; the report keeps the last ones)'
+	@echo '                      BENCH_COST_COUNT=50000 (0: none): cost boots under -icount with the insncount'
+	@echo '                      plugin, guest instructions and doorbells per datagram, stock vs kit'
+	@echo '                      BENCH_COST_REPS=2 (floods per boot and queue count)  BENCH_COST_PAYLOAD=64'
+	@echo '                      BENCH_COST_QUEUES=1 (queue counts of the cost floods)'
+	@echo '                      BENCH_ICOUNT=shift=2,sleep=off,align=off'
 	@echo '  make matrix         every driver x every kernel of scripts/matrix.conf (bookworm incl.'
 	@echo '                      cloud/rt, arm64/armhf cross, trixie, trixie-backports 7.3, sid 7.2,'
 	@echo '                      bullseye 5.10 in cached chroots) -> results/matrix.md and .json;'
@@ -178,7 +184,8 @@ check-debug:
 BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BENCH_SOCKETS BENCH_TX_USECS \
 	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS \
 	BENCH_MODE BENCH_ICOUNT BENCH_TURN_US BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE \
-	BENCH_RATE BENCH_QUEUES BENCH_LOADS BENCH_FLOWS BENCH_SMP
+	BENCH_RATE BENCH_QUEUES BENCH_LOADS BENCH_FLOWS BENCH_SMP BENCH_LATENCY BENCH_COST_REPS BENCH_COST_PAYLOAD \
+	BENCH_COST_QUEUES
 BENCH_SCRIPT = $(if $(filter mana,$(DRIVER)),bench-mana.sh,bench.sh)
 bench:
 	@case "$(DRIVER)" in ''|veth|mana) ;; *) echo 'bqlkit: error: make bench benches veth (the default) or mana: DRIVER=$(DRIVER) is neither' >&2; exit 1 ;; esac

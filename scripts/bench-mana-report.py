@@ -12,8 +12,18 @@ RR latency, pps_ratio = kit/stock wire throughput under the load (bytes per
 second: the load's packet sizes are the same in both).  noise_floor = the
 spread of the stock runs, (max - min) / median, of the metric behind each
 ratio.  The headline case is q1-tcp (one queue, TCP streams: the shape of
-upstream's 1-queue, 8-flow TCP_RR measurement).  Only the standard library
-is used (gnuplot, when installed, draws the plot).
+upstream's 1-queue, 8-flow TCP_RR measurement).
+
+Cost (the cost boots, bench-mana-<kernel>-cost-<variant>-<run>.log with the
+insncount plugin's .insn beside it): per cost flood, guest instructions
+(both vCPUs, kernel and user) between the sender's first datagram and the
+sink's last, per delivered datagram, and the device's doorbells per
+delivered datagram (SQ, RQ, CQ and EQ doorbells of both ports).  cost_ratio
+= kit / stock median instructions per datagram of the headline cost case
+(one queue), noise_floor.cost_ratio = the spread of its stock floods (every
+run and repetition).  A kernel this run did not measure keeps the part
+(latency or cost) its last report had.  Only the standard library is used
+(gnuplot, when installed, draws the plot).
 """
 import argparse
 import glob
@@ -26,6 +36,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import insncount  # noqa: E402  (scripts/insncount.py)
 
 VARIANTS = ("stock", "kit")
 HEADLINE = "q1-tcp"
@@ -61,7 +74,8 @@ def parse_log(path):
                 run["params"] = kv
             elif kind == "host":
                 run["host"] = kv
-            elif "label" in kv and kind in ("benchcase", "rr", "pingq", "bulk", "bqlpeak", "db", "qdisc", "qdiscb"):
+            elif "label" in kv and kind in ("benchcase", "rr", "pingq", "bulk", "bqlpeak", "db", "qdisc", "qdiscb",
+                                             "costcase", "costdb", "costflood"):
                 label = kv.pop("label")
                 when = ""
                 # qdiscb: the name in logs before the scenario used lib.sh's qdisc_stats_emit.
@@ -91,6 +105,110 @@ def metrics(c):
     return {k: v for k, v in m.items() if isinstance(v, (int, float))}
 
 
+def read_info(path):
+    """The key=value lines scripts/bench-mana.sh wrote about a module."""
+    info = {}
+    if os.path.exists(path):
+        for line in open(path):
+            if "=" in line:
+                a, _, b = line.rstrip("\n").partition("=")
+                info[a] = b
+    return info
+
+
+def runs_summary(raw, ok, info):
+    """Which boots of each variant counted, which failed and why."""
+    return {
+        "runs_complete": {v: len(ok[v]) for v in VARIANTS},
+        "runs_failed": {v: [{"log": x["log"], "complete": x["complete"], "failed_checks": x["failed_checks"]}
+                            for x in raw[v] if not x["ok"]] for v in VARIANTS},
+        "kit_module": info,
+        "guest_params": next((x.get("params") for v in VARIANTS for x in ok[v] if x.get("params")), {}),
+    }
+
+
+def parse_cost_log(path):
+    """A cost boot's log, each flood with its instructions (the .insn beside it)."""
+    run = parse_log(path)
+    insn = re.sub(r"\.log$", ".insn", path)
+    if os.path.exists(insn):
+        with open(path, errors="replace") as f, open(insn, errors="replace") as g:
+            iv = insncount.intervals(f.readlines(), g.readlines())
+        for lb, c in run["cases"].items():
+            if lb in iv:
+                c["insn"] = iv[lb].as_dict()
+    return run
+
+
+DOORBELLS = ("sq", "rq", "cq", "eq")
+
+
+def cost_metrics(c):
+    """The numbers of one cost flood: per delivered datagram."""
+    cf, db, ins = c.get("costflood", {}), c.get("costdb", {}), c.get("insn")
+    n = cf.get("pkts")
+    if not n or not ins:
+        return {}
+    cpu = [k + u for k, u in zip(ins["kernel"], ins["user"])]
+    m = {"insn_per_pkt": ins["total"] / n, "kernel_per_pkt": ins["kernel_total"] / n,
+         "user_per_pkt": ins["user_total"] / n,
+         # vCPU 0 runs the sender, vCPU 1 the sink (interrupts: where the
+         # queue's MSI-X vector points).
+         "vcpu0_per_pkt": cpu[0] / n if cpu else None,
+         "vcpu1_per_pkt": cpu[1] / n if len(cpu) > 1 else None,
+         "delivered": n, "sent": cf.get("sent"), "send_pps": cf.get("send_pps")}
+    if all(isinstance(db.get(f"{p}_{d}"), (int, float)) for p in "ab" for d in DOORBELLS):
+        for d in DOORBELLS:
+            m[f"{d}_doorbells_per_pkt"] = (db[f"a_{d}"] + db[f"b_{d}"]) / n
+        m["doorbells_per_pkt"] = sum(m[f"{d}_doorbells_per_pkt"] for d in DOORBELLS)
+    if db.get("tx_wqes"):
+        m["sq_doorbells_per_wqe"] = db["a_sq"] / db["tx_wqes"]
+    return {k: v for k, v in m.items() if isinstance(v, (int, float))}
+
+
+def cost_report(out, k, params, command, wall):
+    """The cost part of kernel K's report, or None without cost logs."""
+    logs = {v: sorted(glob.glob(os.path.join(out, f"bench-mana-{k}-cost-{v}-*.log")),
+                      key=lambda s: int(re.search(r"-(\d+)\.log$", s).group(1))) for v in VARIANTS}
+    if not any(logs.values()):
+        return None
+    raw = {v: [parse_cost_log(f) for f in logs[v]] for v in VARIANTS}
+    ok = {v: [r for r in raw[v] if r["ok"]] for v in VARIANTS}
+    info = read_info(os.path.join(out, f"bench-mana-{k}-cost-info.log"))
+    # Identical floods of one boot (L, L-r2, ...) pool with the other runs'.
+    base = lambda lb: re.sub(r"-r\d+$", "", lb)  # noqa: E731
+    cases = {}
+    for v in VARIANTS:
+        for r in ok[v]:
+            for lb, c in r["cases"].items():
+                if "costcase" not in c:
+                    continue
+                e = cases.setdefault(base(lb), {"label": base(lb), "queues": c["costcase"].get("queues"),
+                                                "payload": c["costcase"].get("payload"),
+                                                "count": c["costcase"].get("count")})
+                e.setdefault(v, []).append(cost_metrics(c))
+    for lb, e in cases.items():
+        for v in VARIANTS:
+            per = [m for m in e.pop(v, []) if m]
+            keys = sorted({k2 for m in per for k2 in m})
+            e[v] = {"floods": len(per), "median": {k2: med([m.get(k2) for m in per]) for k2 in keys},
+                    "values": {k2: [m.get(k2) for m in per] for k2 in keys}}
+        sm, km = e["stock"]["median"], e["kit"]["median"]
+        e["cost_ratio"] = ratio(km.get("insn_per_pkt"), sm.get("insn_per_pkt"))
+        e["doorbells_ratio"] = ratio(km.get("doorbells_per_pkt"), sm.get("doorbells_per_pkt"))
+        e["noise_floor"] = {"cost_ratio": spread(e["stock"]["values"].get("insn_per_pkt", [])),
+                            "doorbells_ratio": spread(e["stock"]["values"].get("doorbells_per_pkt", []))}
+    head = min(cases.values(), key=lambda e: (e.get("queues") or 0, e["label"])) if cases else {}
+    return {
+        "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": command, "wall_seconds": wall, "bench_params": params,
+        **runs_summary(raw, ok, info),
+        "headline_case": head.get("label"),
+        "cases": cases,
+        "host": [x.get("host", {}) for v in VARIANTS for x in raw[v]],
+    }
+
+
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -108,24 +226,32 @@ def ratio(a, b):
 
 
 def kernel_report(out, k, runs_requested, params, command, wall):
-    info = {}
-    p = os.path.join(out, f"bench-mana-{k}-info.log")
-    if os.path.exists(p):
-        for line in open(p):
-            if "=" in line:
-                a, _, b = line.rstrip("\n").partition("=")
-                info[a] = b
+    info = read_info(os.path.join(out, f"bench-mana-{k}-info.log"))
     raw = {v: [parse_log(f) for f in sorted(glob.glob(os.path.join(out, f"bench-mana-{k}-{v}-*.log")),
                                             key=lambda s: int(re.search(r"-(\d+)\.log$", s).group(1)))]
            for v in VARIANTS}
     ok = {v: [r for r in raw[v] if r["ok"]] for v in VARIANTS}
-    # Only the report redone (BENCH_REPORT_ONLY): keep what the run recorded.
     prev = {}
     jpath = os.path.join(out, f"bench-mana-{k}.json")
-    if wall < 0 and os.path.exists(jpath):
+    if os.path.exists(jpath):
         with open(jpath) as f:
             prev = json.load(f)
-        wall, command = prev.get("wall_seconds", wall), prev.get("command", command)
+    cost = cost_report(out, k, params, command, wall)
+    if wall < 0 and cost and prev.get("cost"):
+        # Only the report redone (BENCH_REPORT_ONLY): keep what the run recorded.
+        for key in ("generated", "command", "wall_seconds", "bench_params"):
+            cost[key] = prev["cost"].get(key, cost[key])
+    cost = cost or prev.get("cost")
+    if not any(raw.values()) and prev:
+        # No latency boots this time (BENCH_LATENCY=0): the last report's.
+        r = {key: val for key, val in prev.items() if key not in ("cost", "cost_ratio", "doorbells_per_pkt")}
+        if isinstance(r.get("noise_floor"), dict):
+            r["noise_floor"] = {key: val for key, val in r["noise_floor"].items() if key != "cost_ratio"}
+        return finish(jpath, r, cost)
+    if wall >= 0:
+        prev = {}
+    # Only the report redone (BENCH_REPORT_ONLY): keep what the run recorded.
+    wall, command = prev.get("wall_seconds", wall), prev.get("command", command)
     labels = []
     for v in VARIANTS:
         for r in ok[v]:
@@ -159,11 +285,7 @@ def kernel_report(out, k, runs_requested, params, command, wall):
         "generated": prev.get("generated") or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command": command, "wall_seconds": wall, "bench_params": params,
         "runs_requested": runs_requested,
-        "runs_complete": {v: len(ok[v]) for v in VARIANTS},
-        "runs_failed": {v: [{"log": x["log"], "complete": x["complete"], "failed_checks": x["failed_checks"]}
-                            for x in raw[v] if not x["ok"]] for v in VARIANTS},
-        "kit_module": info,
-        "guest_params": next((x.get("params") for v in VARIANTS for x in ok[v] if x.get("params")), {}),
+        **runs_summary(raw, ok, info),
         "headline_case": head.get("label"),
         "p50_ratio": head.get("p50_ratio"), "p99_ratio": head.get("p99_ratio"), "pps_ratio": head.get("pps_ratio"),
         "noise_floor": head.get("noise_floor"),
@@ -175,6 +297,18 @@ def kernel_report(out, k, runs_requested, params, command, wall):
         "cases": cases,
         "host": [x.get("host", {}) for v in VARIANTS for x in raw[v]],
     }
+    return finish(jpath, r, cost)
+
+
+def finish(jpath, r, cost):
+    """Add the cost part (top level: cost_ratio, noise_floor.cost_ratio,
+    doorbells_per_pkt of its headline case) and write the json."""
+    if cost:
+        hc = cost["cases"].get(cost.get("headline_case") or "", {})
+        r["cost_ratio"] = hc.get("cost_ratio")
+        r["noise_floor"] = dict(r.get("noise_floor") or {}, cost_ratio=(hc.get("noise_floor") or {}).get("cost_ratio"))
+        r["doorbells_per_pkt"] = {v: hc.get(v, {}).get("median", {}).get("doorbells_per_pkt") for v in VARIANTS}
+        r["cost"] = cost
     with open(jpath, "w") as f:
         json.dump(r, f, indent=1, sort_keys=False)
         f.write("\n")
@@ -250,6 +384,7 @@ def markdown(results, params, command, wall):
              "TCG wait for a busy vCPU, so with TCP streams some runs climb and some do not.  A UDP flood (no "
              "TSQ) keeps the SQ fed: compare the udp cases below.")
     L.append("")
+    L.extend(cost_markdown(results))
     L.append("## Every case")
     L.append("")
     L.append("| kernel | case | Q | load | RR p50 ms stock / kit | RR p99 ms stock / kit | ping p50 ms stock / kit | "
@@ -268,6 +403,8 @@ def markdown(results, params, command, wall):
                      f"{fmt(sm.get('rq_doorbells_per_frame'), 3)}, {fmt(km.get('rq_doorbells_per_frame'), 3)} |")
     L.append("")
     bad = [(r["kernel"], v, x) for r in results for v in VARIANTS for x in r["runs_failed"][v]]
+    bad += [(r["kernel"], v + " (cost)", x) for r in results if r.get("cost")
+            for v in VARIANTS for x in r["cost"]["runs_failed"][v]]
     if bad:
         L.append("## Runs kept out of the medians")
         L.append("")
@@ -280,6 +417,46 @@ def markdown(results, params, command, wall):
              "`results/bench-mana-<kernel>.json` (`cases.*.stock|kit.values`).")
     L.append("")
     return "\n".join(L)
+
+
+def cost_markdown(results):
+    """The cost section: instructions and doorbells per datagram."""
+    rows = [r for r in results if r.get("cost")]
+    if not rows:
+        return []
+    L = ["## Cost per datagram: guest instructions and doorbells (noise-free)", ""]
+    gen = sorted({f"`{r['cost']['command']}` on {r['cost']['generated']} (`{r['cost']['bench_params']}`)" for r in rows})
+    L.append("Produced by " + "; ".join(gen) + ".  Separate boots under `-icount` (one TCG thread, guest time "
+             "from the instruction count) with the kit's insncount TCG plugin (`qemu/plugins/insncount.c`): per "
+             "queue count, identical floods of a fixed number of small UDP datagrams from 4 sockets A -> B on an "
+             "unlimited wire (sender on vCPU 0, sink on vCPU 1).  insn/pkt = guest instructions of both vCPUs, "
+             "kernel and user, from the sender's first datagram to the sink's last, per delivered datagram; "
+             "doorbells/pkt = the device's SQ + RQ + CQ + EQ doorbells of both ports per delivered datagram "
+             "(SQ: A's TX ring; RQ: B's RX refill; CQ/EQ: re-arming after a NAPI poll).  Medians over every "
+             "flood (runs x repetitions); noise floor = spread (max - min) / median of the stock floods.  The "
+             "count is the emulated device's, not hardware's: an MMIO doorbell costs one guest instruction "
+             "here, a PCIe write on a real NIC.")
+    L.append("")
+    L.append("| kernel | case | floods stock+kit | insn/pkt stock / kit | kit/stock | kernel insn/pkt stock / kit | "
+             "vCPU 0 / vCPU 1 insn/pkt, kit | doorbells/pkt stock / kit | kit SQ, RQ, CQ, EQ doorbells/pkt | "
+             "delivered/sent kit |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        for lb, c in sorted(r["cost"]["cases"].items(), key=lambda x: (x[1].get("queues") or 0, x[0])):
+            sm, km = c["stock"]["median"], c["kit"]["median"]
+            nf = c.get("noise_floor") or {}
+            sent = km.get("sent")
+            L.append(f"| {r['kernel']} | {lb} | {c['stock']['floods']}+{c['kit']['floods']} | "
+                     f"{fmt(sm.get('insn_per_pkt'), 0)} / {fmt(km.get('insn_per_pkt'), 0)} | "
+                     f"{fmt(c.get('cost_ratio'), 4)} (noise {fmt(None if nf.get('cost_ratio') is None else 100 * nf['cost_ratio'], 2)} %) | "
+                     f"{fmt(sm.get('kernel_per_pkt'), 0)} / {fmt(km.get('kernel_per_pkt'), 0)} | "
+                     f"{fmt(km.get('vcpu0_per_pkt'), 0)} / {fmt(km.get('vcpu1_per_pkt'), 0)} | "
+                     f"{fmt(sm.get('doorbells_per_pkt'), 3)} / {fmt(km.get('doorbells_per_pkt'), 3)} "
+                     f"(noise {pct(nf.get('doorbells_ratio'))}) | "
+                     + ", ".join(fmt(km.get(f"{d}_doorbells_per_pkt"), 3) for d in DOORBELLS) + " | "
+                     f"{fmt(ratio(km.get('delivered'), sent), 3)} |")
+    L.append("")
+    return L
 
 
 def plot(out, results):
@@ -332,7 +509,12 @@ def main():
     results = []
     for k in a.kernels:
         if not glob.glob(os.path.join(a.out, f"bench-mana-{k}-*-*.log")):
-            print(f"bench-mana-report: no logs for {k} in {a.out}", file=sys.stderr)
+            jpath = os.path.join(a.out, f"bench-mana-{k}.json")
+            if not os.path.exists(jpath):
+                print(f"bench-mana-report: no logs for {k} in {a.out}", file=sys.stderr)
+                continue
+            with open(jpath) as f:
+                results.append(json.load(f))  # not run this time: as recorded
             continue
         results.append(kernel_report(a.out, k, a.runs, a.params, a.command, a.wall))
     if not results:
@@ -344,7 +526,11 @@ def main():
         nf = r.get("noise_floor") or {}
         print(f"{r['kernel']}: {r['headline_case']}: p50 stock/kit {fmt(r['p50_ratio'])}x (noise {pct(nf.get('p50_ratio'))}), "
               f"p99 {fmt(r['p99_ratio'])}x (noise {pct(nf.get('p99_ratio'))}), wire kit/stock {fmt(r['pps_ratio'], 3)}; "
-              f"runs {r['runs_complete']['stock']}+{r['runs_complete']['kit']}")
+              f"runs {r['runs_complete']['stock']}+{r['runs_complete']['kit']}"
+              + (f"; cost {r['cost']['headline_case']}: insn/pkt kit/stock {fmt(r.get('cost_ratio'), 4)} "
+                 f"(noise {pct((r.get('noise_floor') or {}).get('cost_ratio'))}), doorbells/pkt stock, kit "
+                 f"{fmt(r['doorbells_per_pkt']['stock'], 3)}, {fmt(r['doorbells_per_pkt']['kit'], 3)}"
+                 if r.get("cost") else ""))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,28 @@
 #   BENCH_FLOWS    TCP streams / UDP sockets of the load (8)
 #   BENCH_SECS     seconds of probes under load per case (8)
 #   BENCH_SMP      vCPUs (2)
+#   BENCH_LATENCY  1: the latency boots above (multi-threaded TCG); 0: none
+#                  (the report keeps the latency numbers of the last run
+#                  that made them)
+#   BENCH_COST_COUNT  datagrams per cost flood (50000; 0 = no cost boots).
+#                  Per kernel and variant BENCH_RUNS more boots under
+#                  -icount BENCH_ICOUNT with the insncount TCG plugin, the
+#                  VFs sending from the doorbell write (tx-sync=1: at the
+#                  same guest instruction in every run, not in a bottom
+#                  half the host schedules): per queue count,
+#                  BENCH_COST_REPS identical floods of
+#                  BENCH_COST_PAYLOAD-byte datagrams on an unlimited wire;
+#                  guest instructions per delivered datagram (both vCPUs,
+#                  kernel and user, between the sender's first datagram and
+#                  the sink's last) and the device's doorbells per datagram
+#                  (issue 15's cost metric, free of host noise)
+#   BENCH_COST_REPS     identical cost floods per boot and queue count (2)
+#   BENCH_COST_QUEUES   queue counts of the cost floods (1; with 2 the
+#                  sink's vCPU also polls one RX queue, and in some floods
+#                  that softirq starved the sink: 86 % of the datagrams
+#                  lost in the socket, stock and kit alike)
+#   BENCH_COST_PAYLOAD  their UDP payload, bytes (64)
+#   BENCH_ICOUNT   the cost boots' -icount option (shift=2,sleep=off,align=off)
 #   BENCH_OUT      output directory (results/)
 #   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
 set -euo pipefail
@@ -52,6 +74,12 @@ LOADS=${BENCH_LOADS:-tcp,udp}
 FLOWS=${BENCH_FLOWS:-8}
 SECS=${BENCH_SECS:-8}
 SMP=${BENCH_SMP:-2}
+LATENCY=${BENCH_LATENCY:-1}
+COST=${BENCH_COST_COUNT:-50000}
+COST_REPS=${BENCH_COST_REPS:-2}
+COST_PAYLOAD=${BENCH_COST_PAYLOAD:-64}
+COST_QUEUES=${BENCH_COST_QUEUES:-1}
+ICOUNT=${BENCH_ICOUNT:-shift=2,sleep=off,align=off}
 OUT=${BENCH_OUT:-$BQLKIT_TOP/results}
 VM=$BQLKIT_TOP/tests/vm
 TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
@@ -61,12 +89,21 @@ TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
 [[ $FLOWS =~ ^[1-9][0-9]*$ && $FLOWS -le 64 ]] || die "BENCH_FLOWS must be a number of TCP streams from 1 to 64, not '$FLOWS'"
 [[ $SECS =~ ^[0-9]+$ && $SECS -ge 4 ]] || die "BENCH_SECS must be a number >= 4, not '$SECS'"
 [[ $SMP =~ ^[1-9][0-9]*$ && $SMP -le 16 ]] || die "BENCH_SMP must be a number of vCPUs from 1 to 16, not '$SMP'"
+[[ $LATENCY =~ ^[01]$ ]] || die "BENCH_LATENCY must be 1 (latency boots) or 0 (none), not '$LATENCY'"
+[[ $COST =~ ^[0-9]+$ && $COST -le 10000000 ]] || die "BENCH_COST_COUNT must be a number of datagrams from 0 (no cost boots) to 10000000, not '$COST'"
+[[ $COST_REPS =~ ^[1-9][0-9]*$ && $COST_REPS -le 20 ]] || die "BENCH_COST_REPS must be a number of floods from 1 to 20, not '$COST_REPS'"
+[[ $COST_PAYLOAD =~ ^[0-9]+$ && $COST_PAYLOAD -le 1472 ]] || die "BENCH_COST_PAYLOAD must be a UDP payload from 0 to 1472 bytes (one frame), not '$COST_PAYLOAD'"
+[[ $ICOUNT =~ ^[a-z0-9=,]+$ ]] || die "BENCH_ICOUNT must be an -icount option such as shift=2,sleep=off,align=off, not '$ICOUNT'"
+[[ $COST_QUEUES =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "BENCH_COST_QUEUES must be queue counts separated by commas, not '$COST_QUEUES'"
+[[ $LATENCY = 1 || $COST -gt 0 ]] || die "BENCH_LATENCY=0 and BENCH_COST_COUNT=0: nothing to bench"
 [[ $QUEUES =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "BENCH_QUEUES must be queue counts separated by commas, not '$QUEUES'"
 [[ $LOADS =~ ^(tcp|udp)(,(tcp|udp))*$ ]] || die "BENCH_LOADS must be tcp, udp or both separated by a comma, not '$LOADS'"
-for q in ${QUEUES//,/ }; do
-	[ "$q" -le "$SMP" ] || die "BENCH_QUEUES: $q queues need BENCH_SMP=$q or more vCPUs (mana makes one queue per CPU)"
+for v in QUEUES COST_QUEUES; do
+	for q in ${!v//,/ }; do
+		[ "$q" -le "$SMP" ] || die "BENCH_$v: $q queues need BENCH_SMP=$q or more vCPUs (mana makes one queue per CPU)"
+	done
 done
-PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS"
+PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS latency=$LATENCY cost_count=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_queues=$COST_QUEUES icount=$ICOUNT"
 
 start=$SECONDS
 if [ -z "${BENCH_KERNELS:-}" ]; then
@@ -112,6 +149,11 @@ nq=$(tr ',' '\n' <<<"$QUEUES" | wc -l)
 nl=$(tr ',' '\n' <<<"$LOADS" | wc -l)
 tmo=$((300 + nq * (4 + nl * (SECS + 2 + 5)) * 8))
 append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows=$FLOWS bqlkit.secs=$SECS"
+# Cost boots: boot and setup, per queue count and flood a port reset, the
+# flood and the device's counters; a bound for a loaded host (one TCG
+# thread runs both vCPUs, ~2-6 us of host time per guest datagram here).
+ctmo=$((300 + $(tr ',' '\n' <<<"$COST_QUEUES" | wc -l) * COST_REPS * (60 + COST / 500)))
+cappend="bqlkit.latency=0 bqlkit.queues=$COST_QUEUES bqlkit.cost=$COST bqlkit.cost_reps=$COST_REPS bqlkit.cost_payload=$COST_PAYLOAD"
 
 failed=0
 for k in "${kernels[@]}"; do
@@ -148,22 +190,36 @@ print(r["kernel"], r["cells"]["mana"]["status"])' "$tmpd/matrix/matrix.json")"
 		echo "git=$(git -C "$BQLKIT_TOP" describe --always --dirty 2>/dev/null || echo NA)"
 		for f in version srcversion bqlkit vermagic; do echo "$f=$(modinfo -F "$f" "$ko" | head -1)"; done
 		echo "sha256=$(sha256sum "$ko" | cut -d' ' -f1)"
-	} >"$OUT/bench-mana-$k-info.log"
-	rm -f "$OUT/bench-mana-$k-"{stock,kit}-*.log
+	} >"$tmpd/info.log"
+	if [ "$LATENCY" = 1 ]; then
+		cp "$tmpd/info.log" "$OUT/bench-mana-$k-info.log"
+		rm -f "$OUT/bench-mana-$k-"{stock,kit}-*.log
+	fi
+	if [ "$COST" -gt 0 ]; then
+		cp "$tmpd/info.log" "$OUT/bench-mana-$k-cost-info.log"
+		rm -f "$OUT/bench-mana-$k-cost-"{stock,kit}-*.{log,insn}
+	fi
 	for r in $(seq 1 "$RUNS"); do
 		for v in $(bench_order "$r"); do
-			logf=$OUT/bench-mana-$k-$v-$r.log
-			step "$k: run $r/$RUNS $v"
-			load0=$(cut -d' ' -f1 /proc/loadavg)
 			mod=()
 			[ "$v" = stock ] || mod=(--module "$ko")
-			if ! "$VM/mana-dev.sh" --kver "$kver" ${suite:+--suite "$suite"} "${mod[@]}" --scenario mana-bench \
-				--qemu "$qdir" --smp "$SMP" --log "$logf" --append "$append" --timeout "$tmo" --quiet \
-				>"$tmpd/run.out" 2>&1; then
-				note "$k $v run $r failed: $(tail -1 "$tmpd/run.out") (kept out of the medians)"
-				failed=$((failed + 1))
-			fi
-			bench_host_load "$logf" "$load0"
+			# boot WHAT LOG ARGS...: one VM of this run and variant.
+			boot() {
+				local what=$1 logf=$2 load0
+				shift 2
+				step "$k: run $r/$RUNS $v$what"
+				load0=$(cut -d' ' -f1 /proc/loadavg)
+				if ! "$VM/mana-dev.sh" --kver "$kver" ${suite:+--suite "$suite"} "${mod[@]}" --scenario mana-bench \
+					--qemu "$qdir" --smp "$SMP" --log "$logf" --quiet "$@" >"$tmpd/run.out" 2>&1; then
+					note "$k $v run $r$what failed: $(tail -1 "$tmpd/run.out") (kept out of the medians)"
+					failed=$((failed + 1))
+				fi
+				bench_host_load "$logf" "$load0"
+			}
+			[ "$LATENCY" = 0 ] || boot '' "$OUT/bench-mana-$k-$v-$r.log" --append "$append" --timeout "$tmo"
+			[ "$COST" = 0 ] || boot ' (cost, icount)' "$OUT/bench-mana-$k-cost-$v-$r.log" --append "$cappend" \
+				--timeout "$ctmo" --icount "$ICOUNT" --vf-props tx-sync=1 \
+				--plugin "insncount,out=$OUT/bench-mana-$k-cost-$v-$r.insn"
 		done
 	done
 done

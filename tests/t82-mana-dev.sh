@@ -85,6 +85,7 @@ k=$(test_kernels | sed -n 1p)
 res=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-t82-bench.XXXXXX")
 if make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$k" BENCH_OUT="$res" BQLKIT_BUILD="$res/build" \
 	BQLKIT_BASES="$(dirname "$(base_dir x)")" BENCH_RUNS=1 BENCH_QUEUES=1 BENCH_LOADS=udp BENCH_SECS=4 \
+	BENCH_COST_COUNT=3000 BENCH_COST_REPS=2 \
 	>"$BQLKIT_BUILD/test-logs/mana-bench.log" 2>&1; then
 	pass mana-bench-runs
 	check mana-bench-report test -s "$res/bench-mana.md"
@@ -102,6 +103,17 @@ for key in ("p50_ratio", "p99_ratio", "pps_ratio"):
 # The kit's BQL limited the SQ, the stock driver's did not exist.
 if not c["kit"]["median"].get("bql_max_limit", 0) > 0 or c["stock"]["median"].get("bql_max_limit") != 0:
     sys.exit(f"BQL limit kit {c['kit']['median'].get('bql_max_limit')} stock {c['stock']['median'].get('bql_max_limit')}")
+# The cost boots (icount, insncount): instructions and doorbells per
+# datagram of both variants, two floods each, every datagram delivered.
+if d["cost"]["runs_complete"] != {"stock": 1, "kit": 1}:
+    sys.exit(f"cost runs_complete {d['cost']['runs_complete']} (failed: {d['cost']['runs_failed']})")
+if not (isinstance(d.get("cost_ratio"), (int, float)) and d["cost_ratio"] > 0) or "cost_ratio" not in d["noise_floor"]:
+    sys.exit(f"cost_ratio {d.get('cost_ratio')}, noise_floor {d['noise_floor']}")
+cc = d["cost"]["cases"]["cost-q1-64B"]
+for v in ("stock", "kit"):
+    m = cc[v]["median"]
+    if cc[v]["floods"] != 2 or not m.get("insn_per_pkt", 0) > 1000 or not m.get("doorbells_per_pkt", 0) >= 1:
+        sys.exit(f"cost {v}: {cc[v]['floods']} floods, insn/pkt {m.get('insn_per_pkt')}, doorbells/pkt {m.get('doorbells_per_pkt')}")
 PY
 else
 	fail mana-bench-runs "make bench DRIVER=mana failed: $(tail -1 "$BQLKIT_BUILD/test-logs/mana-bench.log") (log: $BQLKIT_BUILD/test-logs/mana-bench.log)"

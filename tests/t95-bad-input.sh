@@ -124,6 +124,10 @@ bad bench-mana-queues-above-cpus "BENCH_QUEUES: 4 queues need BENCH_SMP=4 or mor
 	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$K1" BENCH_QUEUES=1,4
 bad bench-mana-loads "BENCH_LOADS must be tcp, udp or both separated by a comma, not 'icmp'" \
 	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$K1" BENCH_LOADS=icmp
+bad bench-mana-cost-payload "BENCH_COST_PAYLOAD must be a UDP payload from 0 to 1472 bytes (one frame), not '9000'" \
+	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$K1" BENCH_COST_PAYLOAD=9000
+bad bench-mana-nothing "BENCH_LATENCY=0 and BENCH_COST_COUNT=0: nothing to bench" \
+	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$K1" BENCH_LATENCY=0 BENCH_COST_COUNT=0
 bad bench-mana-kernel-unknown "BENCH_KERNELS: 9.9.9-99-amd64 is neither an installed kernel with headers" \
 	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS=9.9.9-99-amd64
 

@@ -2,7 +2,7 @@
 # mana-dev.sh --kver KVER [--module FILE] [--suite SUITE] [--scenario NAME]
 #             [--log FILE] [--append STR] [--timeout SECS] [--smp N]
 #             [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--icount SPEC]
-#             [--quiet]
+#             [--plugin NAME,ARGS] [--quiet]
 # Boot Debian kernel KVER in the kit's QEMU (scripts/build-qemu.sh) with
 # two emulated MANA VFs on one hub, i.e. a wire between them, and run a
 # mana scenario (guest/NAME.sh, default mana-dev): with --module the kit's
@@ -11,13 +11,14 @@
 # sid, ...; default this system's APT).  --vf-props: more properties for
 # both VFs (e.g. "queues=4,rate-mbps=1000").  --icount: run-vm.sh's (guest
 # time from the instruction count; with sleep=off an idle guest's timers
-# fire at once, so its waits cost no host time).  Exit 0 iff no check
-# failed.
+# fire at once, so its waits cost no host time).  --plugin: run-vm.sh's (a
+# TCG plugin of the kit's QEMU: make bench DRIVER=mana's insncount).  Exit 0
+# iff no check failed.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: mana-dev.sh --kver KVER [--module FILE] [--suite SUITE] [--scenario NAME] [--log FILE] [--append STR] [--timeout SECS] [--smp N] [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--icount SPEC] [--quiet]"; }
+usage() { die "usage: mana-dev.sh --kver KVER [--module FILE] [--suite SUITE] [--scenario NAME] [--log FILE] [--append STR] [--timeout SECS] [--smp N] [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--icount SPEC] [--plugin NAME,ARGS] [--quiet]"; }
 kver='' module='' suite='' scenario=mana-dev logf='' append='' props='' qemu='' run_args=()
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -33,6 +34,7 @@ while [[ $# -gt 0 ]]; do
 	--qemu) need_arg "$1" "${2:-}"; qemu=$2; shift 2 ;;
 	--qmp) need_arg "$1" "${2:-}"; run_args+=(--qmp "$2"); shift 2 ;;
 	--icount) need_arg "$1" "${2:-}"; run_args+=(--icount "$2"); shift 2 ;;
+	--plugin) need_arg "$1" "${2:-}"; run_args+=(--plugin "$2"); shift 2 ;;
 	--quiet) run_args+=(--quiet); shift ;;
 	*) usage ;;
 	esac

@@ -16,6 +16,13 @@
 #           bqlkit.warmup s the same probes for bqlkit.secs s, A's BQL
 #           sampled on every TX queue (bqlwatch), the device's counters
 #           and A's qdisc before and after
+# Cost floods (bqlkit.cost=COUNT, scripts/bench-mana.sh boots them under
+# -icount with the insncount TCG plugin; bqlkit.latency=0 skips the cases
+# above): per queue count, bqlkit.cost_reps identical floods of COUNT
+# bqlkit.cost_payload-byte datagrams A -> B on an unlimited wire (sender on
+# vCPU 0, sink on vCPU 1); udpflood executes the plugin's markers, so the
+# instructions counted are the flood's own, and the device's doorbell
+# counters of both ports are read around it.
 # Nothing passes or fails on the numbers; the checks only say that the
 # run measured what it should.  Data lines (L = q<Q>-idle | q<Q>-<load>):
 #   BQLKIT benchcase label=L queues=Q rate_mbps=R load=none|tcp|udp flows=F secs=S
@@ -27,6 +34,12 @@
 #   BQLKIT db label=L tx_wqes=N sq_doorbells=N rx_frames=N rq_doorbells=N wire_waits=N
 #   BQLKIT qdisc label=L.pre|L.post backlog_pkts=N drops=N requeues=N
 #   BQLKIT textpatches label=L|q<Q>-setup n=N   kernel text patches (x86)
+# and per cost flood (C = cost-q<Q>-<payload>B[-rN]):
+#   BQLKIT costcase label=C queues=Q payload=P count=N
+#   BQLKIT mark label=C.begin|C.end seq=N ...      (lib.sh vm_marked)
+#   BQLKIT costdb label=C a_sq=N a_rq=N a_cq=N a_eq=N b_sq=N b_rq=N b_cq=N
+#          b_eq=N tx_wqes=N rx_frames=N            (device counters' deltas)
+#   BQLKIT costflood label=C sent=N send_pps=N pkts=N nobufs=N
 . /bqlkit/lib.sh
 # shellcheck source=mana-lib.sh
 . /bqlkit/mana-lib.sh
@@ -36,6 +49,10 @@ QUEUES=$(knob queues 1,2 | tr ',' ' ')
 LOADS=$(knob loads tcp,udp | tr ',' ' ')
 FLOWS=$(knob flows 8)
 SECS=$(knob secs 8)
+LATENCY=$(knob latency 1)
+COST=$(knob cost 0)
+COST_REPS=$(knob cost_reps 2)
+COST_PAYLOAD=$(knob cost_payload 64)
 IDLE_SECS=$(knob idle_secs 4)
 WARMUP=$(knob warmup 2)
 RR_PORT=5100
@@ -43,7 +60,7 @@ KIT=0
 mana_is_kit && KIT=1
 
 emit "mana module version=$(cat /sys/module/mana/version 2>/dev/null || echo none) kit=$KIT srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"
-emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP cpus=$(grep -c ^processor /proc/cpuinfo)"
+emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP latency=$LATENCY cost=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cpus=$(grep -c ^processor /proc/cpuinfo)"
 check probe_two_ports "two emulated VFs probed into two mana netdevs" [ "$(mana_ifaces | wc -l)" -eq 2 ]
 if ! mana_setup; then
 	result setup FAIL "could not move/address the mana ports"
@@ -142,18 +159,63 @@ load_wait() {
 		END { printf "sink_bytes=%d bad=%d\n", b, bad }' >"$BQLKIT_RUN/sunk"
 }
 
-for q in $QUEUES; do
-	ok=1
-	for _n in A:maA B:maB; do
-		in_ns "${_n%%:*}" ethtool -L "${_n#*:}" combined "$q" 2>"$BQLKIT_RUN/ethtool.err" || ok=0
+# cost_flood L: COST datagrams of COST_PAYLOAD bytes from 4 sockets A -> B
+# on the unlimited wire; udpflood (UDPFLOOD_VMMARK=1) executes the begin
+# marker before its first datagram and the sink the end marker after its
+# last (it stops after COST, or 1 s without one).  Nothing else runs.
+cost_flood() {
+	mdump "$1-0" A maA
+	mdump "$1-0" B maB
+	UDPFLOOD_VMMARK=1 taskset -c 1 /usr/sbin/ip netns exec B /usr/bin/udpflood sink "$FLOOD_PORT" 3600 1000 "$COST" >"$BQLKIT_RUN/csink.out" 2>&1 &
+	_sink=$!
+	sleep 0.3
+	UDPFLOOD_VMMARK=1 taskset -c 0 /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" 3600 "$COST_PAYLOAD" 4 "$COST" >"$BQLKIT_RUN/csend.out" 2>&1
+	wait "$_sink"
+	vm_marked "$1.begin" begin
+	# The sink marks its end only if it read something.
+	grep -q '^UDPFLOOD sink pkts=0 ' "$BQLKIT_RUN/csink.out" || vm_marked "$1.end" end
+	mdump "$1-1" A maA
+	mdump "$1-1" B maB
+	_db=
+	for _c in sq rq cq eq; do
+		_db="$_db a_$_c=$(mdelta "$1-0" "$1-1" maA "${_c}_doorbells") b_$_c=$(mdelta "$1-0" "$1-1" maB "${_c}_doorbells")"
 	done
-	if [ "$ok" = 0 ]; then
-		result "q$q-channels" FAIL "ethtool -L combined $q: $(cat "$BQLKIT_RUN/ethtool.err")"
-		continue
-	fi
-	# The port reset by -L may still be settling.
+	emit "costdb label=$1$_db tx_wqes=$(mdelta "$1-0" "$1-1" maA tx_wqes) rx_frames=$(mdelta "$1-0" "$1-1" maB rx_frames)"
+	emit "costflood label=$1 $(sed -n 's/^UDPFLOOD send sent=\([0-9]*\) nobufs=\([0-9]*\) .* pps=\([0-9]*\).*/sent=\1 nobufs=\2 send_pps=\3/p' "$BQLKIT_RUN/csend.out") $(sed -n 's/^UDPFLOOD sink pkts=\([0-9]*\) .*/pkts=\1/p' "$BQLKIT_RUN/csink.out")"
+	check "$1-delivered" "the cost flood reached B's sink" grep -q '^UDPFLOOD sink pkts=[1-9]' "$BQLKIT_RUN/csink.out"
+}
+
+# set_queues Q: ethtool -L combined Q on both ports, then wait until the
+# wire answers (the port reset may still be settling).  1 if -L failed.
+set_queues() {
+	for _n in A:maA B:maB; do
+		if ! in_ns "${_n%%:*}" ethtool -L "${_n#*:}" combined "$1" 2>"$BQLKIT_RUN/ethtool.err"; then
+			result "q$1-channels" FAIL "ethtool -L combined $1: $(cat "$BQLKIT_RUN/ethtool.err")"
+			return 1
+		fi
+	done
 	_w=0
 	while [ "$_w" -lt 20 ] && ! ping_ok; do _w=$((_w + 1)); done
+}
+
+if [ "$COST" -gt 0 ]; then
+	for q in $QUEUES; do
+		set_queues "$q" || continue
+		mctl A maA set rate_mbps 0
+		_r=1
+		while [ "$_r" -le "$COST_REPS" ]; do
+			C=cost-q$q-${COST_PAYLOAD}B
+			[ "$_r" -eq 1 ] || C=$C-r$_r
+			emit "costcase label=$C queues=$q payload=$COST_PAYLOAD count=$COST"
+			cost_flood "$C"
+			_r=$((_r + 1))
+		done
+	done
+fi
+[ "$LATENCY" = 1 ] || QUEUES=
+
+for q in $QUEUES; do
+	set_queues "$q" || continue
 	mctl A maA set rate_mbps "$RATE"
 	emit "benchcase label=q$q-idle queues=$q rate_mbps=$RATE load=none flows=0 secs=$IDLE_SECS"
 	patches "q$q-setup"
