@@ -37,6 +37,17 @@ ping_ok # resolve ARP before measuring
 bql_sample idle
 qdisc_stats idle
 rtt_measure idle 40
+# No backlog, no charge: the kit charges BQL only for an entry queued
+# behind another, and one ping at a time never finds one, so DQL's limit
+# is still the 0 it starts from (charging every packet raises it at the
+# first completion).
+bql_sample idle.after
+if bql_has_source idle.after; then
+	_l=$(bql_max idle.after limit)
+	check bql_idle_uncharged "max_limit=$_l after the idle pings" [ "$_l" -eq 0 ]
+else
+	result bql_idle_uncharged SKIP "no BQL data (source=none)"
+fi
 
 # --- flood with a slowed receiver ----------------------------------------
 flood_start flood "$FLOOD_SECS" "$PAYLOAD" "$SOCKETS"
