@@ -234,15 +234,8 @@ new_pair() {
 		fi
 	fi
 	case $2 in
-	threaded*)
-		in_ns B sh -c 'echo 1 >/sys/class/net/vethB/threaded' || emit "napi threaded=failed"
-		_cpu=${2#threaded-cpu}
-		if [ "$_cpu" != "$2" ]; then
-			grep -l '^napi/vethB' /proc/[0-9]*/comm | sed 's,^/proc/\([0-9]*\)/comm$,\1,' |
-				while read -r _p; do
-					taskset -p -c "$_cpu" "$_p" >/dev/null || emit "napi pin=failed"
-				done
-		fi ;;
+	threaded-cpu*) napi_thread "${2#threaded-cpu}" || emit "napi threaded=failed" ;;
+	threaded) in_ns B sh -c 'echo 1 >/sys/class/net/vethB/threaded' || emit "napi threaded=failed" ;;
 	esac
 	in_ns A ping -c 2 -i 0.1 -W 1 "$ADDR_B" >/dev/null 2>&1 # ARP
 }

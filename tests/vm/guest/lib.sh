@@ -140,6 +140,20 @@ setup_pair() {
 
 delete_pair() { ip -n A link del vethA; }
 
+# napi_thread CPU: vethB's NAPI in its own kthread (threaded NAPI, 5.12+)
+# pinned to CPU, so that the receive path runs beside the sender instead
+# of in the sender's softirq right after each send: only then can a
+# standing queue form in front of a slow receiver, and the kit charges BQL
+# only behind one.  1 if either step failed.
+napi_thread() {
+	in_ns B sh -c 'echo 1 >/sys/class/net/vethB/threaded' 2>/dev/null || return 1
+	grep -l '^napi/vethB' /proc/[0-9]*/comm | sed 's,^/proc/\([0-9]*\)/comm$,\1,' | {
+		_ok=1
+		while read -r _p; do taskset -p -c "$1" "$_p" >/dev/null || _ok=0; done
+		[ "$_ok" = 1 ]
+	}
+}
+
 # ping_ok: the sender can reach the receiver (queue not stuck).
 ping_ok() { in_ns A ping -c 3 -W 1 "$ADDR_B" >/dev/null 2>&1; }
 
