@@ -155,6 +155,21 @@ append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows
 ctmo=$((300 + $(tr ',' '\n' <<<"$COST_QUEUES" | wc -l) * COST_REPS * (60 + COST / 500)))
 cappend="bqlkit.latency=0 bqlkit.queues=$COST_QUEUES bqlkit.cost=$COST bqlkit.cost_reps=$COST_REPS bqlkit.cost_payload=$COST_PAYLOAD"
 
+# boot WHAT LOG ARGS...: one VM of kernel $kver (row $k), run $r, variant
+# $v (the loop's: the kit's module in mod[] or none), with mana-dev.sh ARGS.
+boot() {
+	local what=$1 logf=$2 load0
+	shift 2
+	step "$k: run $r/$RUNS $v$what"
+	load0=$(cut -d' ' -f1 /proc/loadavg)
+	if ! "$VM/mana-dev.sh" --kver "$kver" ${suite:+--suite "$suite"} "${mod[@]}" --scenario mana-bench \
+		--qemu "$qdir" --smp "$SMP" --log "$logf" --quiet "$@" >"$tmpd/run.out" 2>&1; then
+		note "$k $v run $r$what failed: $(tail -1 "$tmpd/run.out") (kept out of the medians)"
+		failed=$((failed + 1))
+	fi
+	bench_host_load "$logf" "$load0"
+}
+
 failed=0
 for k in "${kernels[@]}"; do
 	row=$(kernel_row "$k")
@@ -203,19 +218,6 @@ print(r["kernel"], r["cells"]["mana"]["status"])' "$tmpd/matrix/matrix.json")"
 		for v in $(bench_order "$r"); do
 			mod=()
 			[ "$v" = stock ] || mod=(--module "$ko")
-			# boot WHAT LOG ARGS...: one VM of this run and variant.
-			boot() {
-				local what=$1 logf=$2 load0
-				shift 2
-				step "$k: run $r/$RUNS $v$what"
-				load0=$(cut -d' ' -f1 /proc/loadavg)
-				if ! "$VM/mana-dev.sh" --kver "$kver" ${suite:+--suite "$suite"} "${mod[@]}" --scenario mana-bench \
-					--qemu "$qdir" --smp "$SMP" --log "$logf" --quiet "$@" >"$tmpd/run.out" 2>&1; then
-					note "$k $v run $r$what failed: $(tail -1 "$tmpd/run.out") (kept out of the medians)"
-					failed=$((failed + 1))
-				fi
-				bench_host_load "$logf" "$load0"
-			}
 			[ "$LATENCY" = 0 ] || boot '' "$OUT/bench-mana-$k-$v-$r.log" --append "$append" --timeout "$tmo"
 			[ "$COST" = 0 ] || boot ' (cost, icount)' "$OUT/bench-mana-$k-cost-$v-$r.log" --append "$cappend" \
 				--timeout "$ctmo" --icount "$ICOUNT" --vf-props tx-sync=1 \
