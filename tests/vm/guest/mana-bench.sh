@@ -164,14 +164,21 @@ load_wait() {
 # on the unlimited wire; udpflood (UDPFLOOD_VMMARK=1) executes the begin
 # marker before its first datagram and the sink the end marker after its
 # last (it stops after COST, or 1 s without one).  Nothing else runs.
+# cost_udp N MARK: N datagrams A -> B, the sink on vCPU 1 and the sender
+# on vCPU 0; MARK 1: udpflood executes the plugin's markers.  Their
+# summaries in csink.out and csend.out.
+cost_udp() {
+	UDPFLOOD_VMMARK=$2 taskset -c 1 /usr/sbin/ip netns exec B /usr/bin/udpflood sink "$FLOOD_PORT" 3600 1000 "$1" >"$BQLKIT_RUN/csink.out" 2>&1 &
+	_sink=$!
+	sleep 0.3
+	UDPFLOOD_VMMARK=$2 taskset -c 0 /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" 3600 "$COST_PAYLOAD" 4 "$1" >"$BQLKIT_RUN/csend.out" 2>&1
+	wait "$_sink"
+}
+
 cost_flood() {
 	mdump "$1-0" A maA
 	mdump "$1-0" B maB
-	UDPFLOOD_VMMARK=1 taskset -c 1 /usr/sbin/ip netns exec B /usr/bin/udpflood sink "$FLOOD_PORT" 3600 1000 "$COST" >"$BQLKIT_RUN/csink.out" 2>&1 &
-	_sink=$!
-	sleep 0.3
-	UDPFLOOD_VMMARK=1 taskset -c 0 /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" 3600 "$COST_PAYLOAD" 4 "$COST" >"$BQLKIT_RUN/csend.out" 2>&1
-	wait "$_sink"
+	cost_udp "$COST" 1
 	vm_marked "$1.begin" begin
 	# The sink marks its end only if it read something.
 	grep -q '^UDPFLOOD sink pkts=0 ' "$BQLKIT_RUN/csink.out" || vm_marked "$1.end" end
@@ -220,12 +227,8 @@ if [ "$COST" -gt 0 ]; then
 		mctl A maA set rate_mbps 0
 		# Warm-up, not measured: the first flood after the port reset
 		# lost ~1 % of its datagrams, the later ones none.
-		/usr/sbin/ip netns exec B /usr/bin/udpflood sink "$FLOOD_PORT" 3600 1000 $((COST / 10 + 1)) >"$BQLKIT_RUN/cwarm.out" 2>&1 &
-		_sink=$!
-		sleep 0.3
-		taskset -c 0 /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" 3600 "$COST_PAYLOAD" 4 $((COST / 10 + 1)) >/dev/null 2>&1
-		wait "$_sink"
-		emit "costwarm queues=$q $(cat "$BQLKIT_RUN/cwarm.out")"
+		cost_udp $((COST / 10 + 1)) 0
+		emit "costwarm queues=$q $(cat "$BQLKIT_RUN/csink.out")"
 		_r=1
 		while [ "$_r" -le "$COST_REPS" ]; do
 			C=cost-q$q-${COST_PAYLOAD}B
