@@ -154,6 +154,22 @@ napi_thread() {
 	}
 }
 
+# quiet_pair: the pair carries only the scenario's own packets: IPv6 off on
+# both ends (no DAD, MLD reports or router solicitations) and permanent
+# neighbour entries (no ARP probes).  Those are sent from timers, so one
+# of them may be queued behind a ping that is still in vethB's ring.
+quiet_pair() {
+	_mac_a=$(in_ns A cat /sys/class/net/vethA/address) &&
+		_mac_b=$(in_ns B cat /sys/class/net/vethB/address) &&
+		in_ns A sh -c 'echo 1 >/proc/sys/net/ipv6/conf/vethA/disable_ipv6' &&
+		in_ns B sh -c 'echo 1 >/proc/sys/net/ipv6/conf/vethB/disable_ipv6' &&
+		ip -n A neigh replace "$ADDR_B" lladdr "$_mac_b" dev vethA nud permanent &&
+		ip -n B neigh replace "$ADDR_A" lladdr "$_mac_a" dev vethB nud permanent
+}
+
+# tx_packets: packets vethA has sent.
+tx_packets() { in_ns A cat /sys/class/net/vethA/statistics/tx_packets; }
+
 # ping_ok: the sender can reach the receiver (queue not stuck).
 ping_ok() { in_ns A ping -c 3 -W 1 "$ADDR_B" >/dev/null 2>&1; }
 
