@@ -3,7 +3,7 @@
 # kit's veth.ko under a UDP flood on a 4-queue pair survives a live qdisc
 # swap, channel count changes, XDP attach/detach, link down/up on either end,
 # pair and netns deletion, and 50 module reloads.  Per fault and kernel:
-# vm-<series>-fault-<fault>-{ops,inflight-zero,backlog-zero,ping,dmesg,complete}.
+# vm-<series>-fault-<fault>-{charged,ops,inflight-zero,backlog-zero,ping,dmesg,complete}.
 # Both kernels' VMs run at once (each ~3 min under TCG).
 set -euo pipefail
 # shellcheck source=lib.sh

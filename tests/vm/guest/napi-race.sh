@@ -23,7 +23,11 @@ ping_ok
 flood_start race 30 64 2
 /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" 30 64 2 >/dev/null 2>&1 &
 SEND2=$!
-sleep 2
+sleep 1
+# The hold needs a charged entry: the kit charges BQL only behind a
+# standing queue (ring or qdisc), which two senders on two CPUs build.
+bql_watch charge 1
+check race_flood_charged "max_inflight=$(bql_max charge inflight) before the races" [ "$(bql_max charge inflight)" -gt 0 ]
 echo "$RACES" >"$P/fault_race_polls"
 emit "race polls=$RACES tail_ms=$(cat "$P/fault_race_tail_ms") hold_ms=$(cat "$P/fault_race_hold_ms") uptime=$(uptime_s)"
 _i=0
