@@ -86,15 +86,14 @@ pair_gone() {
 }
 
 # begin: fresh 4-queue pair, slowed receiver, flood running, BQL charged.
-# vethB's NAPIs run in kthreads on vCPU 1 and the sender on vCPU 0: the kit
-# charges BQL only behind a standing queue, and with the receive path in
-# the sender's softirq none forms (nothing was charged before any fault).
+# Receiver and sender on their own vCPUs (split_flood): with the receive
+# path in the sender's softirq no queue formed, and nothing was charged
+# before any fault.
 begin() {
 	F=$1
 	OPS_FAILED=''
 	ok_or_note setup_pair "$SLOW"
-	FLOOD_SEND_CPU=
-	if napi_thread 1; then FLOOD_SEND_CPU=0; fi
+	split_flood
 	ping_retry >/dev/null # resolve ARP
 	flood_start "$F" 120 "$PAYLOAD" "$SOCKETS"
 	# For the driver, should this process be killed.

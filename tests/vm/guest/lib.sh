@@ -170,6 +170,17 @@ quiet_pair() {
 # tx_packets: packets vethA has sent.
 tx_packets() { in_ns A cat /sys/class/net/vethA/statistics/tx_packets; }
 
+# split_flood: vethB's NAPI threaded on CPU 1 (napi_thread) and the flood's
+# sender on CPU 0 (FLOOD_SEND_CPU), so that a standing queue forms in front
+# of a slow receiver: in the sender's softirq the receive path paces the
+# sender, and the kit charges BQL only behind a queue.  1, the sender
+# unpinned, where threaded NAPI is missing (before 5.12).
+split_flood() {
+	FLOOD_SEND_CPU=
+	napi_thread 1 || return 1
+	FLOOD_SEND_CPU=0
+}
+
 # ping_ok: the sender can reach the receiver (queue not stuck).
 ping_ok() { in_ns A ping -c 3 -W 1 "$ADDR_B" >/dev/null 2>&1; }
 

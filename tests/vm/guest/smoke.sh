@@ -57,13 +57,10 @@ else
 fi
 
 # --- flood with a slowed receiver ----------------------------------------
-# The receiver's NAPI in a kthread on vCPU 1, the sender on vCPU 0, so that
-# a standing queue forms and the kit charges BQL: in the sender's softirq
-# the receive path paces the sender and a queue forms only when softirq
-# work happens to be deferred (an arm64 run under host load charged
-# nothing).  Before 5.12 (no threaded NAPI) the senders stay unpinned.
-if napi_thread 1; then
-	FLOOD_SEND_CPU=0
+# Receiver and sender on their own vCPUs (split_flood): with the receive
+# path in the sender's softirq a queue formed only when softirq work
+# happened to be deferred (an arm64 run under host load charged nothing).
+if split_flood; then
 	emit "napi vethB=threaded-cpu1 sender_cpu=0"
 else
 	emit "napi vethB=softirq sender_cpu=any"

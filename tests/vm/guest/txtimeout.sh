@@ -11,11 +11,9 @@
 P=/sys/module/veth/parameters/fault_lose_completions
 check fault_hook_present "$P" [ -w "$P" ]
 check setup_pair "slow=100" setup_pair 100
-# The receiver on vCPU 1, the flood's sender on vCPU 0: a standing queue
-# forms (in the sender's softirq the receive path paces the sender, and
-# nothing is queued, so the kit charges nothing and no loss could stall).
-check napi_thread_cpu1 "vethB's NAPI threaded on CPU 1" napi_thread 1
-FLOOD_SEND_CPU=0
+# The receiver on vCPU 1, the flood's sender on vCPU 0 (split_flood): a
+# standing queue forms, so the kit charges and a loss can stall.
+check napi_thread_cpu1 "vethB's NAPI threaded on CPU 1" split_flood
 # tx-usecs (BQL completion coalescing): default 0 (the kit's; upstream
 # 100), settable, bounded.
 usecs() { in_ns A ethtool -c vethA | sed -n 's/^tx-usecs: *//p'; }
