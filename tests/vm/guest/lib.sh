@@ -117,8 +117,9 @@ slow_receiver() {
 
 # setup_pair [SLOW]: (re)create the veth pair between netns A and B, with
 # $PAIR_QUEUES tx and rx queues on each end if set (default: veth's, 1),
-# and BQL completion coalescing at $PAIR_TX_USECS on vethA if set (the
-# kit's module only; default: the module's, 0).
+# BQL completion coalescing at $PAIR_TX_USECS on vethA if set (the kit's
+# module only; default: the module's, 0), and quiet from the start
+# (quiet_pair before the links come up) if $PAIR_QUIET is 1.
 setup_pair() {
 	_qopt=${PAIR_QUEUES:+numtxqueues $PAIR_QUEUES numrxqueues $PAIR_QUEUES}
 	# shellcheck disable=SC2086 # $_qopt is a word list
@@ -126,6 +127,7 @@ setup_pair() {
 		ip link add vethA $_qopt netns A type veth peer name vethB $_qopt netns B &&
 		ip -n A addr add "$ADDR_A/24" dev vethA &&
 		ip -n B addr add "$ADDR_B/24" dev vethB &&
+		{ [ "${PAIR_QUIET:-0}" != 1 ] || quiet_pair; } &&
 		ip -n A link set vethA up &&
 		ip -n B link set vethB up &&
 		tc -n A qdisc replace dev vethA root fq_codel &&
@@ -157,7 +159,9 @@ napi_thread() {
 # quiet_pair: the pair carries only the scenario's own packets: IPv6 off on
 # both ends (no DAD, MLD reports or router solicitations) and permanent
 # neighbour entries (no ARP probes).  Those are sent from timers, so one
-# of them may be queued behind a ping that is still in vethB's ring.
+# of them may be queued behind a ping that is still in vethB's ring; and
+# at link-up IPv6 sends several back to back, the later ones queued behind
+# the first: setup_pair runs this before the links come up ($PAIR_QUIET).
 quiet_pair() {
 	_mac_a=$(in_ns A cat /sys/class/net/vethA/address) &&
 		_mac_b=$(in_ns B cat /sys/class/net/vethB/address) &&
