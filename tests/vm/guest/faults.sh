@@ -101,12 +101,10 @@ begin() {
 	# BQL charged before the fault: else the fault met no charge and the
 	# checks after it prove nothing.  Every tx queue is watched: the
 	# sockets' hash may leave one of them without a flow.
-	_c=0
 	for _q in $(in_ns A ls /sys/class/net/vethA/queues | sed -n 's/^tx-//p'); do
-		_m=$(in_ns A bqlwatch vethA "$_q" 0.3 | sed -n 's/.*max_inflight=\([0-9]*\).*/\1/p')
-		emit "bql label=$F-charged queue=tx-$_q max_inflight=${_m:-NA}"
-		[ "${_m:-0}" -le "$_c" ] || _c=$_m
+		bql_watch "$F-charged" 0.3 '' "$_q"
 	done
+	_c=$(bql_max "$F-charged" inflight)
 	check "fault-$F-charged" "max inflight over tx queues before the fault=$_c (sender cpu ${FLOOD_SEND_CPU:-any})" [ "$_c" -gt 0 ]
 }
 

@@ -212,24 +212,25 @@ bql_sample() {
 	done
 }
 
-# bql_watch LABEL SECS [INTERVAL_US]: sample tx-0's BQL inflight/limit as
-# fast as the kernel answers (or every INTERVAL_US) for SECS seconds
-# (bqlwatch) and emit one bql line with the largest values seen, the number
-# of reads, how many saw inflight > 0, the sum of inflight over all reads
-# and the last limit.  A single read rarely finds the ring non-empty: the
-# peer's NAPI drains it within one poll.
+# bql_watch LABEL SECS [INTERVAL_US [QUEUE]]: sample vethA's tx-QUEUE (0)
+# BQL inflight/limit as fast as the kernel answers (or every INTERVAL_US;
+# empty: as fast) for SECS seconds (bqlwatch) and emit one bql line with
+# the largest values seen, the number of reads, how many saw inflight > 0,
+# the sum of inflight over all reads and the last limit.  A single read
+# rarely finds the ring non-empty: the peer's NAPI drains it within one poll.
 bql_watch() {
-	bql_watch_emit "$1" "$(in_ns A bqlwatch vethA 0 "$2" ${3:+"$3"})"
+	bql_watch_emit "$1" "$(in_ns A bqlwatch vethA "${4:-0}" "$2" ${3:+"$3"})" "${4:-0}"
 }
 
-# bql_watch_emit LABEL BQLWATCH_OUTPUT: bql_watch's line from bqlwatch's.
+# bql_watch_emit LABEL BQLWATCH_OUTPUT [QUEUE]: bql_watch's line from
+# bqlwatch's (of tx-QUEUE, 0).
 bql_watch_emit() {
 	_w=$2
 	_src=$(echo "$_w" | sed -n 's/.*source=\([a-z]*\).*/\1/p')
 	if [ "$_src" = sysfs ] || [ "$_src" = ethtool ]; then
-		emit "bql label=$1 queue=tx-0 inflight=$(echo "$_w" | sed -n 's/.*max_inflight=\([0-9]*\).*/\1/p') limit=$(echo "$_w" | sed -n 's/.*max_limit=\([0-9]*\).*/\1/p') source=$_src $(echo "$_w" | grep -o 'reads=[0-9]* nonzero=[0-9]*') $(echo "$_w" | grep -o 'sum_inflight=[0-9]* last_limit=[0-9]*')"
+		emit "bql label=$1 queue=tx-${3:-0} inflight=$(echo "$_w" | sed -n 's/.*max_inflight=\([0-9]*\).*/\1/p') limit=$(echo "$_w" | sed -n 's/.*max_limit=\([0-9]*\).*/\1/p') source=$_src $(echo "$_w" | grep -o 'reads=[0-9]* nonzero=[0-9]*') $(echo "$_w" | grep -o 'sum_inflight=[0-9]* last_limit=[0-9]*')"
 	else
-		emit "bql label=$1 queue=tx-0 inflight=NA limit=NA source=none"
+		emit "bql label=$1 queue=tx-${3:-0} inflight=NA limit=NA source=none"
 	fi
 }
 
