@@ -222,6 +222,19 @@ bql_watch() {
 	bql_watch_emit "$1" "$(in_ns A bqlwatch vethA "${4:-0}" "$2" ${3:+"$3"})" "${4:-0}"
 }
 
+# bql_watch_charged LABEL SECS [QUEUE]: bql_watch LABEL in 1 s windows
+# until one sees inflight > 0 on tx-QUEUE (0), for at most SECS windows; a
+# flood can take a while to build the standing queue the kit charges behind.
+bql_watch_charged() {
+	_bwc=0
+	while [ $_bwc -lt "$2" ]; do
+		bql_watch "$1" 1 '' "${3:-0}"
+		[ "$(bql_max "$1" inflight)" = 0 ] || return 0
+		_bwc=$((_bwc + 1))
+	done
+	return 1
+}
+
 # bql_watch_emit LABEL BQLWATCH_OUTPUT [QUEUE]: bql_watch's line from
 # bqlwatch's (of tx-QUEUE, 0).
 bql_watch_emit() {

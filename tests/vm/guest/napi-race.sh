@@ -19,15 +19,18 @@ check setup_pair "slow=0" setup_pair 0
 in_ns A ethtool -C vethA tx-usecs 0
 ping_ok
 
-# Two senders, so that one runs on each CPU.
-flood_start race 30 64 2
-/usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" 30 64 2 >/dev/null 2>&1 &
+# Two senders, one pinned to each CPU: unpinned, both can share a CPU and
+# then no queue stands (a CI run charged nothing in 1 s).
+FLOOD_SEND_CPU=0
+flood_start race 60 64 2
+FLOOD_SEND_CPU=
+taskset -c 1 /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" 60 64 2 >/dev/null 2>&1 &
 SEND2=$!
 sleep 1
 # The hold needs a charged entry: the kit charges BQL only behind a
 # standing queue (ring or qdisc), which two senders on two CPUs build.
-bql_watch charge 1
-check race_flood_charged "max_inflight=$(bql_max charge inflight) before the races" [ "$(bql_max charge inflight)" -gt 0 ]
+bql_watch_charged charge 10 || true
+check race_flood_charged "max_inflight=$(bql_max charge inflight) before the races ($(bql_values charge reads | awk '{ n++; s += $1 } END { print n " 1-s windows, " s " reads" }'))" [ "$(bql_max charge inflight)" -gt 0 ]
 echo "$RACES" >"$P/fault_race_polls"
 emit "race polls=$RACES tail_ms=$(cat "$P/fault_race_tail_ms") hold_ms=$(cat "$P/fault_race_hold_ms") uptime=$(uptime_s)"
 _i=0
