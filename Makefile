@@ -50,6 +50,8 @@ help:
 	@echo '                      BENCH_KERNELS="<kver> ..." (default: the test kernels)  BENCH_SOCKETS=4'
 	@echo '                      BENCH_MODE=icount (guest time = instructions; mttcg: host time, as the older benches)'
 	@echo '                      BENCH_ICOUNT=shift=2,sleep=off,align=off  BENCH_PROFILE=1 (per-address profiles)'
+	@echo '                      BENCH_QDISC=root (fq_codel as vethA'"'"'s root qdisc; mq: mq with fq_codel per tx queue)'
+	@echo '                      BENCH_TRACE_MS=N (N ms of kernel events per timed flood; scripts/trace-report.py)'
 	@echo '                      BENCH_TURN_US=20 (icount, timed floods: guest us per vCPU turn at most; 0 = QEMU'"'"'s own)'
 	@echo '                      BENCH_COST_COUNT=100000  BENCH_COST_PAYLOADS=64 (none = skip)  BENCH_COST_TX_USECS=def,100'
 	@echo '                      BENCH_SPLIT=1 (also cost floods with the receive path on its own vCPU)'
@@ -183,7 +185,7 @@ check-debug:
 # Environment BENCH_* reaches scripts/bench.sh (bench-mana.sh with DRIVER=mana) as is (make VAR=... exports it too).
 BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BENCH_SOCKETS BENCH_TX_USECS \
 	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS \
-	BENCH_MODE BENCH_ICOUNT BENCH_TURN_US BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE \
+	BENCH_MODE BENCH_ICOUNT BENCH_TURN_US BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE BENCH_TRACE_MS BENCH_QDISC \
 	BENCH_RATE BENCH_QUEUES BENCH_LOADS BENCH_FLOWS BENCH_SMP BENCH_LATENCY BENCH_COST_REPS BENCH_COST_PAYLOAD \
 	BENCH_COST_QUEUES
 BENCH_SCRIPT = $(if $(filter mana,$(DRIVER)),bench-mana.sh,bench.sh)

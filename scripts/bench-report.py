@@ -615,7 +615,9 @@ def markdown(results, meta):
                     if bp.get("turn_us", "0") not in ("", "0") else " The vCPU turns are QEMU's throughout."))
     else:
         L.append("QEMU multi-threaded TCG: guest time is the host's; timings depend on the host's load.")
-    L.append(f"Per boot a plan of floods on fresh veth pairs (fq_codel on the sender, TSO off, GRO on at the receiver; "
+    qd = ("mq with fq_codel per tx queue on the sender" if p.get("qdisc") == "mq"
+          else "fq_codel as the sender's root qdisc")
+    L.append(f"Per boot a plan of floods on fresh veth pairs ({qd}, TSO off, GRO on at the receiver; "
              f"{p.get('sockets')} sender sockets; RX timestamping, the ingress hook and the RNG on for the whole boot, and "
              f"the DO_ONCE branches used up before the plan, in both boots, so that no static branch is patched under a "
              f"flood: tests/vm/guest/init): cost floods (a fixed number of 64-byte datagrams, unslowed "

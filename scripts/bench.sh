@@ -62,6 +62,13 @@
 #                   booted with nokaslr; the guest prints its kallsyms into
 #                   the console log, and scripts/insncount.py profile reads
 #                   both)
+#   BENCH_QDISC     vethA's qdisc: root (fq_codel as root qdisc, the default)
+#                   or mq (mq with fq_codel per tx queue: one-txqueue
+#                   qdiscs, which dequeue nothing while BQL stops the txq;
+#                   docs/design.md)
+#   BENCH_TRACE_MS  N: N ms of kernel events (qdisc, xmit, NAPI, softirq,
+#                   scheduler; tracefs) 1 s into every timed flood, printed
+#                   into the console log (scripts/trace-report.py); 0: none (0)
 #   BENCH_OUT       output directory (results/)
 #   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
 set -euo pipefail
@@ -101,6 +108,10 @@ esac
 [[ $COST_COUNT =~ ^[1-9][0-9]*$ ]] || die "BENCH_COST_COUNT must be a positive number, not '$COST_COUNT'"
 [[ $SPLIT =~ ^[01]$ ]] || die "BENCH_SPLIT must be 0 or 1, not '$SPLIT'"
 [[ $PROFILE =~ ^[01]$ ]] || die "BENCH_PROFILE must be 0 or 1, not '$PROFILE'"
+TRACE_MS=${BENCH_TRACE_MS:-0}
+QDISC=${BENCH_QDISC:-root}
+[[ $QDISC =~ ^(root|mq)$ ]] || die "BENCH_QDISC must be root (fq_codel as vethA's root qdisc) or mq (mq with fq_codel per tx queue), not '$QDISC'"
+[[ $TRACE_MS =~ ^[0-9]+$ && $TRACE_MS -le 2000 ]] || die "BENCH_TRACE_MS must be milliseconds (0..2000; 0 = no trace), not '$TRACE_MS'"
 
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive number, not '$RUNS'"
 [[ $SLOW =~ ^[0-9]+$ ]] || die "BENCH_SLOW must be a number, not '$SLOW'"
@@ -157,7 +168,7 @@ plan() {
 }
 p_mode="mode=$MODE"
 [ "$MODE" != icount ] || p_mode+=" icount=$ICOUNT turn_us=$TURN_US"
-PARAMS="$p_mode cost_count=$COST_COUNT cost_payloads=${COST_PAYLOADS:-none} cost_tx_usecs=$COST_TX_USECS split=$SPLIT slow=$SLOW payloads=$PAYLOADS secs=$SECS sockets=$SOCKETS runs=$RUNS tx_usecs=$TX_USECS main_tx_usecs=$MAIN_TX_USECS sweep_payloads=${SWEEP_PAYLOADS:-none} unslowed_payloads=${UN_PAYLOADS:-none} unslowed_tx_usecs=$UN_TX_USECS unslowed_secs=$UN_SECS"
+PARAMS="$p_mode qdisc=$QDISC cost_count=$COST_COUNT cost_payloads=${COST_PAYLOADS:-none} cost_tx_usecs=$COST_TX_USECS split=$SPLIT slow=$SLOW payloads=$PAYLOADS secs=$SECS sockets=$SOCKETS runs=$RUNS tx_usecs=$TX_USECS main_tx_usecs=$MAIN_TX_USECS sweep_payloads=${SWEEP_PAYLOADS:-none} unslowed_payloads=${UN_PAYLOADS:-none} unslowed_tx_usecs=$UN_TX_USECS unslowed_secs=$UN_SECS"
 
 start=$SECONDS
 "$BQLKIT_TOP/scripts/install-deps.sh" bench
@@ -189,6 +200,8 @@ costpkts=$(plan 1 | tr ',' '\n' | awk -F: '$1 == "c" || $1 == "t" { s += $4 } EN
 tmo=$((600 + costpkts / 2000 + floodsecs * 60 + nflood * 40))
 append="bqlkit.slow=$SLOW bqlkit.sockets=$SOCKETS bqlkit.payloads=$PAYLOADS bqlkit.secs=$SECS bqlkit.main_tx_usecs=${MAIN_TX_USECS/def/-}"
 [ "$PROFILE" = 0 ] || append+=" nokaslr bqlkit.profile=1"
+[ "$TRACE_MS" = 0 ] || append+=" bqlkit.trace_ms=$TRACE_MS"
+[ "$QDISC" = root ] || append+=" bqlkit.qdisc=$QDISC"
 # The kit's QEMU, with the insncount plugin.
 qdir=$("$BQLKIT_TOP/scripts/build-qemu.sh")
 [ -f "$qdir/plugins/libinsncount.so" ] || die "$qdir has no plugins/libinsncount.so (scripts/build-qemu.sh builds qemu/plugins/insncount.c)"

@@ -40,6 +40,8 @@
 #   modules' text symbols for the plugin's profiles, /proc/kallsyms lines
 #   of type t/T/w/W, gzip'ed and base64'ed between "BQLKIT kallsyms begin"
 #   and "BQLKIT kallsyms end": Debian ships no real System.map)
+#   bqlkit.qdisc=root|mq vethA's qdisc (lib.sh pair_qdisc; root)
+#   bqlkit.trace_ms=N (scripts/bench.sh BENCH_TRACE_MS; 0)
 #   bqlkit.slow=N (500) bqlkit.sockets=N (4) bqlkit.idle=N idle pings (100)
 #   bqlkit.watch_us=N BQL read interval (2000); without a plan:
 #   bqlkit.payloads=64,1472 bqlkit.secs=S (10) bqlkit.tx_usecs=N, i.e. every
@@ -77,6 +79,9 @@ PROBE_MS=$(knob probe_ms 20)
 PROBE_FLOWS=$(knob probe_flows 4)
 SLOW_NAPI=$(knob slow_napi threaded-cpu1)
 PROBE_CPU=$(knob probe_cpu '')
+TRACE_MS=$(knob trace_ms 0)
+# vethA's qdisc (lib.sh pair_qdisc): root fq_codel or mq with fq_codel
+PAIR_QDISC=$(knob qdisc root)
 # The sink's receive buffer may grow to 8 MB (udpflood asks for 4 MB; the
 # kernel doubles it): a cost flood's sink then drops nothing however far
 # behind it falls, so every datagram sent is one delivered.
@@ -87,7 +92,7 @@ PROBE_PORT=9100
 # ksoftirqd/N: softirq work deferred to them waits for a CPU like a task
 KSOFTIRQD=$(grep -l '^ksoftirqd/' /proc/[0-9]*/comm 2>/dev/null | sed 's,^/proc/\([0-9]*\)/comm$,\1,')
 
-emit "bench slow=$SLOW payloads=$(echo "$PAYLOADS" | tr ' ' ',') secs=$SECS sockets=$SOCKETS idle=$IDLE watch_us=$WATCH_US ping_interval=$PING_IVAL probe_ms=$PROBE_MS probe_flows=$PROBE_FLOWS slow_napi=$SLOW_NAPI rmem_max=$RMEM_MAX clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo NA)"
+emit "bench qdisc=$PAIR_QDISC slow=$SLOW payloads=$(echo "$PAYLOADS" | tr ' ' ',') secs=$SECS sockets=$SOCKETS idle=$IDLE watch_us=$WATCH_US ping_interval=$PING_IVAL probe_ms=$PROBE_MS probe_flows=$PROBE_FLOWS slow_napi=$SLOW_NAPI rmem_max=$RMEM_MAX clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo NA)"
 _info=/lib/modules/bqlkit/veth.info
 emit "module name=veth origin=$(sed -n 's/^origin=//p' $_info) version=$(sed -n 's/^version=//p' $_info) srcversion_loaded=$(cat /sys/module/veth/srcversion 2>/dev/null || echo NA) loaded=$(grep -qx 'veth ok' "$BQLKIT_RUN/modules.status" && echo yes || echo no)"
 
@@ -252,6 +257,41 @@ set_tx_usecs() {
 	TXUS_NOW=${TXUS_NOW:-NA}
 }
 
+# trace_arm / trace_window / trace_dump LABEL: TRACE_MS ms of the kernel's
+# qdisc, xmit, NAPI, softirq and scheduler events (tracefs, both CPUs,
+# clock mono).  The events are enabled before the flood (under load that
+# took seconds) with tracing off; the window only turns tracing on and off.
+# trace_dump prints them gzip'ed and base64'ed between "BQLKIT trace begin
+# label=L" and "BQLKIT trace end" (scripts/trace-report.py reads them).
+TR=/sys/kernel/tracing
+trace_arm() {
+	[ -d "$TR/events" ] || mount -t tracefs tracefs "$TR" 2>/dev/null || return 0
+	echo 0 >"$TR/tracing_on"
+	echo mono >"$TR/trace_clock"
+	echo 4096 >"$TR/buffer_size_kb"
+	: >"$TR/trace"
+	for _e in net/net_dev_queue net/net_dev_start_xmit net/net_dev_xmit \
+		net/netif_receive_skb qdisc/qdisc_dequeue napi/napi_poll \
+		irq/softirq_entry irq/softirq_exit sched/sched_switch sched/sched_wakeup; do
+		echo 1 >"$TR/events/$_e/enable" 2>/dev/null || emit "trace no_event=$_e"
+	done
+	[ -d "$TR/events/bqlkit/wake" ] ||
+		echo 'p:bqlkit/wake __netif_schedule' >>"$TR/kprobe_events" 2>/dev/null || emit "trace no_kprobe=__netif_schedule"
+	[ ! -d "$TR/events/bqlkit/wake" ] || echo 1 >"$TR/events/bqlkit/wake/enable"
+}
+trace_window() {
+	echo 1 >"$TR/tracing_on"
+	sleep "$(awk -v m="$TRACE_MS" 'BEGIN { printf "%.3f", m / 1000 }')"
+	echo 0 >"$TR/tracing_on"
+}
+trace_dump() {
+	echo 0 >"$TR/events/enable"
+	emit "trace begin label=$1"
+	gzip -1 <"$TR/trace" | base64
+	emit "trace end"
+	: >"$TR/trace"
+}
+
 # flood ID PAYLOAD SECS: one flood on the current pair with the RTT, BQL,
 # qdisc and counter samples around it.  ping, tsprobe and the BQL/qdisc
 # sampler start before the flood: under load, entering a netns with ip netns
@@ -272,6 +312,7 @@ flood() {
 	tsprobe_start $(($3 + 1))
 	in_ns A sh /bqlkit/scenario.sh --sampler "$3" "$WATCH_US" "$BQLKIT_RUN/sampler.out" &
 	_sampler=$!
+	[ "$TRACE_MS" = 0 ] || trace_arm
 	sleep 0.5
 	flood_start "$L" "$3" "$2" "$SOCKETS"
 	_t0=$(uptime_s)
@@ -287,6 +328,7 @@ flood() {
 	_napi=$(grep -l '^napi/vethB' /proc/[0-9]*/comm 2>/dev/null | sed 's,^/proc/\([0-9]*\)/comm$,\1,')
 	# shellcheck disable=SC2086
 	_n0=$(sched_wait $_napi)
+	[ "$TRACE_MS" = 0 ] || trace_window
 	sleep "$(awk -v to="$_to" -v now="$(uptime_s)" 'BEGIN { d = to - now; printf "%.2f", d > 0 ? d : 0 }')"
 	# shellcheck disable=SC2086
 	_k1=$(sched_wait $KSOFTIRQD)
@@ -303,6 +345,7 @@ flood() {
 	flood_wait
 	kill -INT "$PING" 2>/dev/null
 	wait "$PING"
+	[ "$TRACE_MS" = 0 ] || trace_dump "$L"
 	link_stats "$L.post"
 	udp_stats "$L.post"
 	ethtool_stats "$L.post"
