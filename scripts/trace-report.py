@@ -22,6 +22,7 @@ its receive, so that the sequence can be read.
 
 import base64
 import gzip
+import os
 import re
 import statistics
 import sys
@@ -69,7 +70,8 @@ def quart(v):
     if not v:
         return 'NA'
     v = sorted(v)
-    q = statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3
+    q = statistics.quantiles(v, n=4, method='inclusive') if len(v) > 1 else [v[0]] * 3
+    q = [x + 0.0 for x in q]
     return f'{q[1]:.0f} [{q[0]:.0f}..{q[2]:.0f}]'
 
 
@@ -124,7 +126,7 @@ def report(label, evs, plen, show):
 
 def main():
     args = sys.argv[1:]
-    if not args:
+    if not args or args[0] in ('-h', '--help'):
         sys.exit(__doc__)
     plen, show, path = 46, False, None
     while args:
@@ -135,10 +137,13 @@ def main():
             show = True
         else:
             path = a
+    if not path or not os.path.isfile(path):
+        sys.exit(f'bqlkit: error: no console log {path or "given"}: '
+                 'trace-report.py CONSOLE_LOG (a bench log, e.g. results/bench-K-kit-1.log)')
     ws = windows(path)
     if not ws:
-        sys.exit(f'trace-report: no "BQLKIT trace" window in {path} '
-                 '(bench with BENCH_TRACE_MS=N)')
+        sys.exit(f'bqlkit: error: no "BQLKIT trace" window in {path}: '
+                 'bench with BENCH_TRACE_MS=N (make bench BENCH_TRACE_MS=200)')
     for label, lines in ws:
         report(label, parse(lines), plen, show)
 

@@ -118,6 +118,30 @@ bad bench-driver-unknown "make bench benches veth (the default) or mana: DRIVER=
 	make -s -C "$BQLKIT_TOP" bench DRIVER=mvneta
 bad bench-turn-us "BENCH_TURN_US must be microseconds (0..1000000; 0 = QEMU's own turns), not '5ms'" \
 	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_TURN_US=5ms
+bad bench-qdisc "BENCH_QDISC must be root (fq_codel as vethA's root qdisc) or mq (mq with fq_codel per tx queue), not 'pfifo'" \
+	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_QDISC=pfifo
+# scripts/trace-report.py: a console log without a trace window is
+# refused; one with a window is followed from a probe's enqueue to its
+# receive (skb addresses reused: each enqueue matches the next events).
+printf 'BQLKIT bench\n' >"$tmp/console-notrace.log"
+bad trace-report-no-window 'no "BQLKIT trace" window in .*console-notrace.log: bench with BENCH_TRACE_MS=N' \
+	python3 "$BQLKIT_TOP/scripts/trace-report.py" "$tmp/console-notrace.log"
+{
+	echo 'BQLKIT trace begin label=t'
+	printf '%s\n' \
+		' tsprobe-9 [000] ..... 10.000100: net_dev_queue: dev=vethA skbaddr=00000000aa len=46' \
+		' udpflood-8 [000] ..... 10.000150: net_dev_start_xmit: dev=vethA queue_mapping=0 skbaddr=00000000bb len=106' \
+		' tsprobe-9 [000] ..... 10.000400: net_dev_start_xmit: dev=vethA queue_mapping=0 skbaddr=00000000aa len=46' \
+		' napi-7 [001] ..... 10.000900: netif_receive_skb: dev=vethB skbaddr=00000000aa len=32' \
+		' tsprobe-9 [000] ..... 10.001000: net_dev_queue: dev=vethA skbaddr=00000000aa len=46' \
+		' tsprobe-9 [000] ..... 10.001100: net_dev_start_xmit: dev=vethA queue_mapping=0 skbaddr=00000000aa len=46' \
+		' napi-7 [001] ..... 10.001200: netif_receive_skb: dev=vethB skbaddr=00000000aa len=32' | gzip | base64
+	echo 'BQLKIT trace end'
+} >"$tmp/console-trace.log"
+out=$(python3 "$BQLKIT_TOP/scripts/trace-report.py" "$tmp/console-trace.log" 2>&1) || true
+has trace-report-probes "t: 7 events in 1.1 ms, 2 probes (len 46)" "$out"
+has trace-report-qdisc "qdisc_us  median \[q1..q3\] 200 \[150..250\]" "$out"
+has trace-report-ahead "ahead     median \[q1..q3\] 0 \[0..1\]" "$out"
 bad bench-mana-rate "BENCH_RATE must be Mbit/s from 1 to 100000, not '0'" \
 	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$K1" BENCH_RATE=0
 bad bench-mana-queues-above-cpus "BENCH_QUEUES: 4 queues need BENCH_SMP=4 or more vCPUs" \
