@@ -105,12 +105,22 @@ if want doorbells; then
 		check rx_doorbell_per_packet "RQ doorbell rung once per received packet ($rxpp)" \
 			awk -v r="$rxpp" 'BEGIN { exit !(r >= 0.98) }'
 	else
-		# How many frames a poll finds depends on the host's speed: on
-		# this machine sid 7.2 with one vCPU rang 0.957 and 0.964 per
-		# frame, stock and kit alike, where the bound was 0.95.  A
-		# driver that rings per packet rings >= 0.98 (the check above).
-		check rx_doorbell_batched "RQ doorbell rung once per NAPI poll, not per packet ($rxpp per packet)" \
-			awk -v r="$rxpp" 'BEGIN { exit !(r < 0.975) }'
+		# How many frames a poll finds depends on the host's speed: sid
+		# 7.2 with one vCPU rang 0.13 to 0.96 per frame over six full
+		# runs here, stock and kit alike (a bound of 0.95 failed).  A
+		# driver that rings per frame rings 1.000 per frame, so the bound
+		# is 0.99.  Where the polls carried one frame each (frames per CQ
+		# arm, i.e. per completed poll, under 1.02) the two ring alike
+		# and the check cannot tell them apart: it says so.
+		arms=$(mdelta db0 db1 maB cq_arms)
+		fpa=$(ratio "$rx" "$arms")
+		if awk -v r="$rxpp" 'BEGIN { exit !(r < 0.99) }' ||
+			! awk -v f="$fpa" 'BEGIN { exit !(f < 1.02) }'; then
+			check rx_doorbell_batched "RQ doorbell rung once per NAPI poll, not per packet ($rxpp per frame, $fpa frames per CQ arm)" \
+				awk -v r="$rxpp" 'BEGIN { exit !(r < 0.99) }'
+		else
+			result rx_doorbell_batched SKIP "every poll carried one frame ($fpa frames per CQ arm, $rxpp doorbells per frame): per poll and per frame ring alike on this host"
+		fi
 	fi
 fi
 
