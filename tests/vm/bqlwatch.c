@@ -9,7 +9,7 @@
  * kernel shows them, else the ethtool stats tx_queue_N_bql_{inflight,limit}
  * that the kit's veth adds.  Prints one line:
  *   BQLWATCH source=sysfs|ethtool|none reads=N nonzero=N max_inflight=N max_limit=N
- *            sum_inflight=N last_limit=N
+ *            sum_inflight=N last_limit=N torn=N (sysfs reads of a negative inflight)
  * One read rarely finds the ring non-empty (the peer's NAPI drains it within
  * a poll); thousands of reads a second do.  Without interval_us it reads in
  * a busy loop (one vCPU spent on it); with it, it sleeps that long between
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 {
 	char p_inflight[256], p_limit[256];
 	long inflight, limit, max_i = 0, max_l = 0, reads = 0, nonzero = 0;
-	long sum_i = 0, last_l = 0, interval_us = 0;
+	long sum_i = 0, last_l = 0, interval_us = 0, torn = 0;
 	struct ethtool_src e;
 	const char *src;
 	double end;
@@ -146,12 +146,20 @@ int main(int argc, char **argv)
 
 	while (strcmp(src, "none") && now() < end) {
 		if (src[0] == 's') {
-			inflight = read_long(p_inflight);
+			/* Core prints num_queued - num_completed as %u from two
+			 * unordered reads: under load a read can see a newer
+			 * num_completed (5.10 showed 4294967263).  As a signed
+			 * 32-bit value that is a small negative: a torn read,
+			 * counted apart, never a maximum.
+			 */
+			inflight = (int)(unsigned int)read_long(p_inflight);
 			limit = read_long(p_limit);
 		} else if (ethtool_read(&e, &inflight, &limit) < 0) {
 			break;
 		}
 		reads++;
+		if (inflight < 0)
+			torn++;
 		sum_i += inflight > 0 ? inflight : 0;
 		last_l = limit;
 		if (inflight > 0)
@@ -168,7 +176,7 @@ int main(int argc, char **argv)
 		while (now() < end)
 			usleep(100000);
 	}
-	printf("BQLWATCH source=%s reads=%ld nonzero=%ld max_inflight=%ld max_limit=%ld sum_inflight=%ld last_limit=%ld\n",
-	       src, reads, nonzero, max_i, max_l, sum_i, last_l);
+	printf("BQLWATCH source=%s reads=%ld nonzero=%ld max_inflight=%ld max_limit=%ld sum_inflight=%ld last_limit=%ld torn=%ld\n",
+	       src, reads, nonzero, max_i, max_l, sum_i, last_l, torn);
 	return 0;
 }
