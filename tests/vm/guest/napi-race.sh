@@ -34,7 +34,8 @@ taskset -c 1 /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_
 SEND2=$!
 sleep 1
 # The hold needs a charged entry: the kit charges BQL only behind a
-# standing queue (ring or qdisc), which two senders on two CPUs build.
+# standing queue (ring or qdisc), which the slowed receiver lets two
+# senders on two CPUs build.
 bql_watch_charged charge 10 || true
 check race_flood_charged "max_inflight=$(bql_max charge inflight) before the races ($(bql_values charge reads | awk '{ n++; s += $1 } END { print n " 1-s windows, " s " reads" }'))" [ "$(bql_max charge inflight)" -gt 0 ]
 echo "$RACES" >"$P/fault_race_polls"
