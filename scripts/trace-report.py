@@ -7,7 +7,8 @@ A bench boot with BENCH_TRACE_MS=N prints, for every timed flood, N ms of
 kernel events (tests/vm/guest/bench.sh trace_window) between
 "BQLKIT trace begin label=L" and "BQLKIT trace end", gzip'ed and base64'ed.
 For every probe datagram (tsprobe's: skb->len N at vethA's net_dev_queue,
-46 by default: 4 bytes of sequence) this prints, per flood, the medians and quartiles of:
+46 by default: 4 bytes of sequence) this prints, per flood, the medians
+and quartiles of:
 
   qdisc_us  enqueue (net_dev_queue) to vethA's net_dev_start_xmit
   ring_us   start_xmit to vethB's netif_receive_skb
@@ -95,9 +96,9 @@ def report(label, evs, plen, show):
     for i, j, k in probes:
         skb = field(evs[i][3], 'skbaddr')
         seg = evs[i + 1:j]
-        polls = [e for e in seg if e[2] == 'napi_poll' and 'vethB' in e[3]]
-        work = sum(int(re.search(r'work (\d+)', e[3]).group(1)) for e in polls
-                   if re.search(r'work (\d+)', e[3]))
+        polls = [re.search(r'work (\d+)', e[3]) for e in seg
+                 if e[2] == 'napi_poll' and 'vethB' in e[3]]
+        work = sum(int(m.group(1)) for m in polls if m)
         rows.append({
             'skb': skb, 'i': i, 'j': j, 'k': k,
             'qdisc_us': evs[j][0] - evs[i][0],

@@ -101,7 +101,7 @@ begin() {
 	# BQL charged before the fault: else the fault met no charge and the
 	# checks after it prove nothing.  Every tx queue is watched: the
 	# sockets' hash may leave one of them without a flow.
-	for _q in $(in_ns A ls /sys/class/net/vethA/queues | sed -n 's/^tx-//p'); do
+	for _q in $(tx_queues); do
 		bql_watch "$F-charged" 0.3 '' "$_q"
 	done
 	_c=$(bql_max "$F-charged" inflight)

@@ -115,18 +115,18 @@ slow_receiver() {
 	emit "slow filters=$1 secs=$(echo "$(uptime_s) $_t0" | awk '{printf "%.2f", $1 - $2}')"
 }
 
-# pair_qdisc: vethA's qdisc per $PAIR_QDISC (root, the default, or mq).
-# veth allocates a tx queue per possible CPU (veth_get_num_queues()), so a
-# root fq_codel is not TCQ_F_ONETXQUEUE (qdisc_create()): dequeue_skb()
-# then dequeues past a stopped txq, bulk-dequeues up to 8 more packets and
-# requeues them all, a FIFO in front of fq_codel.  mq's children are
-# TCQ_F_ONETXQUEUE: while BQL holds the txq stopped they dequeue nothing.
+# tx_queues: the numbers of vethA's tx queues in use (0 1 ...).
+tx_queues() { in_ns A ls /sys/class/net/vethA/queues | sed -n 's/^tx-//p'; }
+
+# pair_qdisc: vethA's qdisc per $PAIR_QDISC: fq_codel as root (root, the
+# default) or under mq (mq), where it dequeues nothing while BQL holds the
+# txq stopped (docs/design.md, "veth: the qdisc in front of BQL").
 pair_qdisc() {
 	case ${PAIR_QDISC:-root} in
 	root) tc -n A qdisc replace dev vethA root fq_codel ;;
 	mq)
 		tc -n A qdisc replace dev vethA root handle 1: mq || return 1
-		for _q in $(in_ns A ls /sys/class/net/vethA/queues | sed -n 's/^tx-//p'); do
+		for _q in $(tx_queues); do
 			tc -n A qdisc replace dev vethA parent "1:$((_q + 1))" fq_codel || return 1
 		done
 		;;
@@ -138,10 +138,8 @@ pair_qdisc() {
 # $PAIR_QUEUES tx and rx queues on each end if set (default: veth's, 1),
 # BQL completion coalescing at $PAIR_TX_USECS on vethA if set (the kit's
 # module only; default: the module's, 0), and quiet from the start
-# (quiet_pair before the links come up) if $PAIR_QUIET is 1.  vethA's
-# qdisc: fq_codel as root, or with $PAIR_QDISC=mq an mq root with fq_codel
-# on each tx queue (there each fq_codel is a one-txqueue qdisc: see
-# pair_qdisc).
+# (quiet_pair before the links come up) if $PAIR_QUIET is 1, and vethA's
+# qdisc per $PAIR_QDISC (pair_qdisc).
 setup_pair() {
 	_qopt=${PAIR_QUEUES:+numtxqueues $PAIR_QUEUES numrxqueues $PAIR_QUEUES}
 	# shellcheck disable=SC2086 # $_qopt is a word list
