@@ -44,6 +44,16 @@ esac
 
 dir=$BQLKIT_CACHE/apt/$suite-${src:+src-}$arch
 mkdir -p "$dir"/{lists/partial,archives/partial,cache}
+# Callers of one suite share $dir (make bench beside make check, make
+# matrix's cells): its configuration and lists are set up under a lock, and
+# the files are replaced by rename, so that no caller's apt reads a
+# half-written sources.list ("E: You must put some 'deb-src' URIs in your
+# sources.list": make bench's QEMU build stopped on it) and one apt-get
+# update serves them all.  The lock is released before COMMAND runs.
+exec {lockfd}>"$dir/.lock"
+flock "$lockfd"
+# put FILE: stdin becomes FILE, whole or not at all.
+put() { cat >"$1.$$" && mv -f "$1.$$" "$1"; }
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 # Suites newer than this system's keyring (sid is signed with the keys of
 # the next release): take the keyring from trixie's debian-archive-keyring.
@@ -53,7 +63,9 @@ if [ "$suite" = sid ] || [ "$suite" = experimental ] || [ "${suite%%-*}" = forky
 		tmpd=$(mktemp -d)
 		(cd "$tmpd" && "$0" trixie -- apt-get download -qq debian-archive-keyring >/dev/null) ||
 			die "cannot get trixie's debian-archive-keyring for $suite"
-		dpkg-deb -x "$tmpd"/debian-archive-keyring_*.deb "$BQLKIT_CACHE/apt/keyring"
+		dpkg-deb -x "$tmpd"/debian-archive-keyring_*.deb "$tmpd/x"
+		mkdir -p "${kr%/*}"
+		put "$kr" <"$tmpd/x/usr/share/keyrings/debian-archive-keyring.gpg"
 		rm -rf "$tmpd"
 	fi
 	keyring=$kr
@@ -63,8 +75,8 @@ kind=deb
 {
 	[ -z "$base" ] || echo "$kind [arch=$arch signed-by=$keyring] http://deb.debian.org/debian $base main"
 	echo "$kind [arch=$arch signed-by=$keyring] $uri $suite main"
-} >"$dir/sources.list"
-cat >"$dir/apt.conf" <<EOC
+} | put "$dir/sources.list"
+put "$dir/apt.conf" <<EOC
 Dir::Etc::SourceList "$dir/sources.list";
 Dir::Etc::SourceParts "/nonexistent";
 Dir::State::Lists "$dir/lists";
@@ -119,4 +131,5 @@ if [ -z "$(index -mmin -1440)" ]; then
 	fi
 fi
 [ $# -gt 0 ] || exit 0
+exec {lockfd}>&-
 exec "$@"

@@ -30,8 +30,12 @@ kit=$BQLKIT_TOP/qemu
 
 # The source version: what the private deb-src index of bookworm offers.
 apt_src() { "$BQLKIT_TOP/scripts/apt-private.sh" "$suite" --src -- "$@"; }
-ver=$(apt_src apt-cache showsrc qemu 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
-[ -n "$ver" ] || die "cannot find Debian's qemu source package in $suite (log: $BQLKIT_CACHE/apt/$suite-src-$(dpkg --print-architecture)/update.log)"
+# (Not "set -e"'s silent exit when apt fails: say what apt said.)
+showsrc_err=$(mktemp)
+ver=$(apt_src apt-cache showsrc qemu 2>"$showsrc_err" | sed -n 's/^Version: //p' | sort -V | tail -1) || true
+err=$(grep -v '^$' "$showsrc_err" | tail -n1 || true)
+rm -f "$showsrc_err"
+[ -n "$ver" ] || die "cannot find Debian's qemu source package in $suite${err:+: $err} (log: $BQLKIT_CACHE/apt/$suite-src-$(dpkg --print-architecture)/update.log)"
 
 # Everything the result depends on, hashed.
 key=$( {
