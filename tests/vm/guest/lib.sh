@@ -205,6 +205,17 @@ split_flood() {
 	FLOOD_SEND_CPU=0
 }
 
+# napi_defer USECS: where vethB's NAPI can have no thread of its own (before
+# 5.12), hold it off USECS after every poll that did work
+# (napi_defer_hard_irqs 1 and gro_flush_timeout, 5.7+): such a poll leaves
+# the ring's notification masked and a timer polls again, so that the flood
+# queues in the ring meanwhile, as behind a receiver busy on another CPU.
+# 1 if either setting is missing.
+napi_defer() {
+	in_ns B sh -c "echo 1 >/sys/class/net/vethB/napi_defer_hard_irqs &&
+		echo $(($1 * 1000)) >/sys/class/net/vethB/gro_flush_timeout" 2>/dev/null
+}
+
 # ping_ok: the sender can reach the receiver (queue not stuck).
 ping_ok() { in_ns A ping -c 3 -W 1 "$ADDR_B" >/dev/null 2>&1; }
 
