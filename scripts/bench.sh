@@ -61,7 +61,8 @@
 #                   cost flood (bench-<kver>-<variant>-<run>.prof; kernel
 #                   booted with nokaslr; the guest prints its kallsyms into
 #                   the console log, and scripts/insncount.py profile reads
-#                   both)
+#                   both; insncount.py annotate puts a function's counts
+#                   beside its disassembly)
 #   BENCH_QDISC     vethA's qdisc: root (fq_codel as root qdisc, the default)
 #                   or mq (mq with fq_codel per tx queue: one-txqueue
 #                   qdiscs, which dequeue nothing while BQL stops the txq;

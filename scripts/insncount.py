@@ -14,6 +14,14 @@ executed between two of its markers.
         the kernel (boot with nokaslr; Debian's is a stub) and MODULE_SYMS
         for modules (lines "ADDR t NAME [module]" as /proc/kallsyms prints
         them).
+    insncount.py annotate PROF_FILE SEQ CONSOLE_LOG OBJECT FUNCTION [--per N]
+        FUNCTION's disassembly (objdump -d of OBJECT: the .ko or vmlinux the
+        guest ran, e.g. the kit's build/KVER/veth.ko or the stock module
+        from the kernel package) with the instructions the profile at
+        marker SEQ counted, divided by N (the flood's packet count, for
+        instructions per packet).  The plugin counts per translated block:
+        a block's count stands at its first instruction.  CONSOLE_LOG gives
+        FUNCTION's address (kallsyms of a BENCH_PROFILE=1 boot).
 
 The interface, for other scenarios (the mana bench too):
   guest: lib.sh's vm_mark LABEL [mark|begin|end] prints
@@ -27,6 +35,7 @@ import base64
 import bisect
 import gzip
 import re
+import subprocess
 import sys
 
 MARK = re.compile(r"BQLKIT mark label=(\S+) seq=(\d+)")
@@ -122,7 +131,7 @@ def read_symbols(system_map, module_syms=None):
             lines = f.readlines()
             ks = console_kallsyms(lines)
             if ks is None and any(l.startswith("BQLKIT ") for l in lines[:200]):
-                sys.exit(f"insncount: {path} is a console log without kallsyms "
+                sys.exit(f"bqlkit: error: insncount: {path} is a console log without kallsyms "
                          "(make bench BENCH_PROFILE=1 prints them)")
             for line in (ks if ks is not None else lines):
                 w = line.split()
@@ -153,7 +162,64 @@ def profile(prof_lines, seq, syms):
     return out
 
 
+def annotate(prof_lines, seq, syms, obj, func, per=1.0):
+    """Lines: FUNCTION's disassembly with the profile's counts / per."""
+    starts = [i for i, (_, n) in enumerate(syms) if n.split()[0] == func]
+    if len(starts) != 1:
+        sys.exit(f"bqlkit: error: insncount: {len(starts) or 'no'} text symbols named {func} in the guest's kallsyms"
+                 + (" (name the function as /proc/kallsyms does, e.g. veth_xdp_rcv.constprop.0)"
+                    if not starts else ""))
+    i = starts[0]
+    lo, hi = syms[i][0], syms[i + 1][0] if i + 1 < len(syms) else syms[i][0] + 65536
+    counts = {}
+    for addr, n in profile_addrs(prof_lines, seq):
+        if lo <= addr < hi:
+            counts[addr - lo] = counts.get(addr - lo, 0) + n
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-r", obj],
+                         capture_output=True, text=True, check=True).stdout
+    m = re.search(r"^[0-9a-f]+ <%s>:\n(.*?)(?:\n\n|\Z)" % re.escape(func), dis, re.S | re.M)
+    if not m:
+        sys.exit(f"bqlkit: error: insncount: {obj} has no function {func}")
+    out, base, total = [], None, 0
+    for line in m.group(1).splitlines():
+        ins = re.match(r"\s*([0-9a-f]+):\s*(.*)", line)
+        if not ins:
+            out.append(f"{'':>10}        {line.strip()}")
+            continue
+        off = int(ins.group(1), 16)
+        base = off if base is None else base
+        c = counts.pop(off - base, 0)
+        total += c
+        out.append(f"{c / per:>10.2f} {off - base:>6x} {ins.group(2)}")
+    if counts:
+        out.append(f"(counts at offsets not in {obj}'s {func}: {sorted(counts)[:8]}: another build?)")
+    out.append(f"{total / per:>10.2f} total")
+    return out
+
+
+def profile_addrs(prof_lines, seq):
+    """(address, instructions on all vCPUs) of the profile written at marker
+    seq (a line: address, total, then per vCPU)."""
+    on = False
+    for line in prof_lines:
+        if line.startswith("# profile"):
+            on = f" seq={seq} " in line + " "
+            continue
+        if on:
+            w = line.split()
+            yield int(w[0], 16), int(w[1])
+
+
 def main(argv):
+    if len(argv) >= 7 and argv[1] == "annotate":
+        per = 1.0
+        if "--per" in argv:
+            per = float(argv[argv.index("--per") + 1])
+            argv = argv[:argv.index("--per")]
+        with open(argv[2]) as f:
+            lines = annotate(f.readlines(), int(argv[3]), read_symbols(argv[4]), argv[5], argv[6], per)
+        print("\n".join(lines))
+        return 0
     if len(argv) == 4 and argv[1] == "intervals":
         with open(argv[2], errors="replace") as c, open(argv[3]) as p:
             iv = intervals(c.readlines(), p.readlines())
