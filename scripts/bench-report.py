@@ -626,7 +626,11 @@ def markdown(results, meta):
              f"ingress u32 filters ({bp.get('secs', p.get('secs'))} s each; NAPI {p.get('slow_napi', 'softirq')}, "
              f"sender on vCPU 0). The kit's boot sets `ethtool -C vethA tx-usecs N` before each flood (`def` = the "
              f"module's default); the stock boot runs the same floods without that step, so its floods of one kind "
-             f"are identical: their spread is the noise floor printed beside each ratio. Latency: `tsprobe` "
+             f"are identical: their spread is the noise floor printed beside each ratio."
+             + (f" The kit's boot also caps DQL's limit on vethA's tx queues at {p['limit_max']} packets before each "
+                f"flood (byte_queue_limits/limit_max, BENCH_LIMIT_MAX): this is not the kit's default."
+                if p.get("limit_max", "-") != "-" else "")
+             + f" Latency: `tsprobe` "
              f"({p.get('probe_flows', '?')} UDP flows, one probe each per {p.get('probe_ms', '?')} ms) is timed by "
              f"the kernel (SO_TIMESTAMPING: qdisc entry, driver, receiver's stack), so no task's scheduling enters it; "
              f"`ping -i {p.get('ping_interval')}` beside it. Samples from 1 s into each flood to 0.5 s before its end; "

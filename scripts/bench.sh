@@ -67,6 +67,10 @@
 #                   or mq (mq with fq_codel per tx queue: one-txqueue
 #                   qdiscs, which dequeue nothing while BQL stops the txq;
 #                   docs/design.md)
+#   BENCH_LIMIT_MAX N: the kit boot caps DQL's limit on vethA's tx queues
+#                   at N packets (byte_queue_limits/limit_max, before every
+#                   flood; needs that sysfs directory, which veth has only
+#                   before 6.9); unset: DQL's own limit
 #   BENCH_TRACE_MS  N: N ms of kernel events (qdisc, xmit, NAPI, softirq,
 #                   scheduler; tracefs) 1 s into every timed flood, printed
 #                   into the console log (scripts/trace-report.py); 0: none (0)
@@ -112,6 +116,8 @@ esac
 TRACE_MS=${BENCH_TRACE_MS:-0}
 QDISC=${BENCH_QDISC:-root}
 [[ $QDISC =~ ^(root|mq)$ ]] || die "BENCH_QDISC must be root (fq_codel as vethA's root qdisc) or mq (mq with fq_codel per tx queue), not '$QDISC'"
+LIMIT_MAX=${BENCH_LIMIT_MAX:-}
+[ -z "$LIMIT_MAX" ] || [[ $LIMIT_MAX =~ ^[0-9]+$ && $LIMIT_MAX -le 256 ]] || die "BENCH_LIMIT_MAX must be a number of packets (0..256, veth's ring; unset = DQL's own limit), not '$LIMIT_MAX'"
 [[ $TRACE_MS =~ ^[0-9]+$ && $TRACE_MS -le 2000 ]] || die "BENCH_TRACE_MS must be milliseconds (0..2000; 0 = no trace), not '$TRACE_MS'"
 
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive number, not '$RUNS'"
@@ -203,6 +209,7 @@ append="bqlkit.slow=$SLOW bqlkit.sockets=$SOCKETS bqlkit.payloads=$PAYLOADS bqlk
 [ "$PROFILE" = 0 ] || append+=" nokaslr bqlkit.profile=1"
 [ "$TRACE_MS" = 0 ] || append+=" bqlkit.trace_ms=$TRACE_MS"
 [ "$QDISC" = root ] || append+=" bqlkit.qdisc=$QDISC"
+[ -z "$LIMIT_MAX" ] || append+=" bqlkit.limit_max=$LIMIT_MAX"
 # The kit's QEMU, with the insncount plugin.
 qdir=$("$BQLKIT_TOP/scripts/build-qemu.sh")
 [ -f "$qdir/plugins/libinsncount.so" ] || die "$qdir has no plugins/libinsncount.so (scripts/build-qemu.sh builds qemu/plugins/insncount.c)"
@@ -257,6 +264,10 @@ for k in "${kernels[@]}"; do
 				--append "$append bqlkit.plan=$(plan "$r")" --timeout "$tmo" --quiet 2>"$tmpd/run.err"; then
 				note "$k $v run $r failed: $(tail -1 "$tmpd/run.err") (kept out of the medians)"
 				failed=$((failed + 1))
+			elif gfail=$(grep -a -m1 '^BQLKIT-RESULT [^ ]* FAIL' "$logf"); then
+				# The VM ran, the guest's plan did not (all of it).
+				note "$k $v run $r failed in the guest: ${gfail#BQLKIT-RESULT } (log: $logf)"
+				failed=$((failed + 1))
 			fi
 			bench_host_load "$logf" "$load0"
 		done
@@ -265,3 +276,4 @@ done
 step "writing the report"
 report
 note "bench: $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s, $failed failed run(s); see $OUT/bench.md"
+[ "$failed" -eq 0 ] || die "$failed bench run(s) failed (said above; $OUT/bench.md holds the others)"

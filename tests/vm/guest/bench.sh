@@ -42,6 +42,8 @@
 #   and "BQLKIT kallsyms end": Debian ships no real System.map)
 #   bqlkit.qdisc=root|mq vethA's qdisc (lib.sh pair_qdisc; root)
 #   bqlkit.trace_ms=N (scripts/bench.sh BENCH_TRACE_MS; 0)
+#   bqlkit.limit_max=N the kit boot caps DQL's limit on vethA's tx queues
+#   at N before every flood (scripts/bench.sh BENCH_LIMIT_MAX; unset: none)
 #   bqlkit.slow=N (500) bqlkit.sockets=N (4) bqlkit.idle=N idle pings (100)
 #   bqlkit.watch_us=N BQL read interval (2000); without a plan:
 #   bqlkit.payloads=64,1472 bqlkit.secs=S (10) bqlkit.tx_usecs=N, i.e. every
@@ -82,6 +84,7 @@ PROBE_CPU=$(knob probe_cpu '')
 TRACE_MS=$(knob trace_ms 0)
 # vethA's qdisc (lib.sh pair_qdisc): root fq_codel or mq with fq_codel
 PAIR_QDISC=$(knob qdisc root)
+LIMIT_MAX=$(knob limit_max '')
 # The sink's receive buffer may grow to 8 MB (udpflood asks for 4 MB; the
 # kernel doubles it): a cost flood's sink then drops nothing however far
 # behind it falls, so every datagram sent is one delivered.
@@ -92,7 +95,7 @@ PROBE_PORT=9100
 # ksoftirqd/N: softirq work deferred to them waits for a CPU like a task
 KSOFTIRQD=$(grep -l '^ksoftirqd/' /proc/[0-9]*/comm 2>/dev/null | sed 's,^/proc/\([0-9]*\)/comm$,\1,')
 
-emit "bench qdisc=$PAIR_QDISC slow=$SLOW payloads=$(echo "$PAYLOADS" | tr ' ' ',') secs=$SECS sockets=$SOCKETS idle=$IDLE watch_us=$WATCH_US ping_interval=$PING_IVAL probe_ms=$PROBE_MS probe_flows=$PROBE_FLOWS slow_napi=$SLOW_NAPI rmem_max=$RMEM_MAX clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo NA)"
+emit "bench qdisc=$PAIR_QDISC limit_max=${LIMIT_MAX:--} slow=$SLOW payloads=$(echo "$PAYLOADS" | tr ' ' ',') secs=$SECS sockets=$SOCKETS idle=$IDLE watch_us=$WATCH_US ping_interval=$PING_IVAL probe_ms=$PROBE_MS probe_flows=$PROBE_FLOWS slow_napi=$SLOW_NAPI rmem_max=$RMEM_MAX clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo NA)"
 _info=/lib/modules/bqlkit/veth.info
 emit "module name=veth origin=$(sed -n 's/^origin=//p' $_info) version=$(sed -n 's/^version=//p' $_info) srcversion_loaded=$(cat /sys/module/veth/srcversion 2>/dev/null || echo NA) loaded=$(grep -qx 'veth ok' "$BQLKIT_RUN/modules.status" && echo yes || echo no)"
 
@@ -255,6 +258,21 @@ set_tx_usecs() {
 	fi
 	TXUS_NOW=$(in_ns A ethtool -c vethA 2>/dev/null | sed -n 's/^tx-usecs: *//p')
 	TXUS_NOW=${TXUS_NOW:-NA}
+}
+
+# set_limit_max: cap DQL's limit on vethA's tx queues at $LIMIT_MAX (the kit's
+# boot only; the stock module charges nothing).  veth shows byte_queue_limits
+# in sysfs only before 6.9: without it the boot fails, as no flood would show
+# what was asked for.
+set_limit_max() {
+	[ -n "$LIMIT_MAX" ] && [ "$ORIGIN" != stock ] || return 0
+	for _q in $(tx_queues); do
+		_f=/sys/class/net/vethA/queues/tx-$_q/byte_queue_limits/limit_max
+		if ! in_ns A sh -c "echo $LIMIT_MAX >$_f" 2>/dev/null; then
+			result bench_setup FAIL "limit_max: cannot write $_f (veth has no byte_queue_limits in sysfs on 6.9+)"
+			exit 1
+		fi
+	done
 }
 
 # trace_arm / trace_window / trace_dump LABEL: TRACE_MS ms of the kernel's
@@ -441,6 +459,7 @@ for KIND in c t u s; do
 		echo "$ID" >>"$BQLKIT_RUN/ids"
 		[ "${_n:-0}" -eq 0 ] || ID=$ID-r$((_n + 1))
 		set_tx_usecs "$T"
+		set_limit_max
 		if [ "$KIND" = c ] || [ "$KIND" = t ]; then
 			emit "case label=$ID kind=$K slow=$N payload=$PAY count=$S tx_usecs_set=$T tx_usecs=$TXUS_NOW uptime=$(uptime_s)"
 			cost_flood "$ID" "$PAY" "$S"
