@@ -142,18 +142,24 @@ def read_symbols(system_map, module_syms=None):
     return syms
 
 
-def profile(prof_lines, seq, syms):
-    """{function: [total, cpu0, cpu1, ...]} of the profile written at marker seq."""
-    addrs = [a for a, _ in syms]
-    out, on = {}, False
+def profile_lines(prof_lines, seq):
+    """(address, [total, cpu0, cpu1, ...]) per line of the profile written
+    at marker seq."""
+    on = False
     for line in prof_lines:
         if line.startswith("# profile"):
             on = f" seq={seq} " in line + " "
             continue
-        if not on:
-            continue
-        w = line.split()
-        addr, counts = int(w[0], 16), [int(x) for x in w[1:]]
+        if on:
+            w = line.split()
+            yield int(w[0], 16), [int(x) for x in w[1:]]
+
+
+def profile(prof_lines, seq, syms):
+    """{function: [total, cpu0, cpu1, ...]} of the profile written at marker seq."""
+    addrs = [a for a, _ in syms]
+    out = {}
+    for addr, counts in profile_lines(prof_lines, seq):
         i = bisect.bisect_right(addrs, addr) - 1
         name = syms[i][1] if i >= 0 and addr >> 63 else ("[user]" if not addr >> 63 else "[unknown]")
         acc = out.setdefault(name, [0] * len(counts))
@@ -172,9 +178,9 @@ def annotate(prof_lines, seq, syms, obj, func, per=1.0):
     i = starts[0]
     lo, hi = syms[i][0], syms[i + 1][0] if i + 1 < len(syms) else syms[i][0] + 65536
     counts = {}
-    for addr, n in profile_addrs(prof_lines, seq):
+    for addr, n in profile_lines(prof_lines, seq):
         if lo <= addr < hi:
-            counts[addr - lo] = counts.get(addr - lo, 0) + n
+            counts[addr - lo] = counts.get(addr - lo, 0) + n[0]
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-r", obj],
                          capture_output=True, text=True, check=True).stdout
     m = re.search(r"^[0-9a-f]+ <%s>:\n(.*?)(?:\n\n|\Z)" % re.escape(func), dis, re.S | re.M)
@@ -195,19 +201,6 @@ def annotate(prof_lines, seq, syms, obj, func, per=1.0):
         out.append(f"(counts at offsets not in {obj}'s {func}: {sorted(counts)[:8]}: another build?)")
     out.append(f"{total / per:>10.2f} total")
     return out
-
-
-def profile_addrs(prof_lines, seq):
-    """(address, instructions on all vCPUs) of the profile written at marker
-    seq (a line: address, total, then per vCPU)."""
-    on = False
-    for line in prof_lines:
-        if line.startswith("# profile"):
-            on = f" seq={seq} " in line + " "
-            continue
-        if on:
-            w = line.split()
-            yield int(w[0], 16), int(w[1])
 
 
 def main(argv):
