@@ -228,7 +228,13 @@ cell() {
 	case $rc in
 	0) status=ok detail=- ;;
 	77) status=skip detail=$(grep -m1 'no series' "$log" | sed 's/^bqlkit: //') ;;
-	*) status=FAIL detail=$(grep -m1 -E 'error|Error' "$log" | sed 's/^bqlkit: //' | cut -c1-200) ;;
+	*)
+		status=FAIL detail=$(grep -m1 -E 'error|Error' "$log" | sed 's/^bqlkit: //' | cut -c1-200)
+		# A log without such a line still says something: its last line
+		# (a cell once failed with nothing but "-" to show for it).
+		[ -n "$detail" ] || detail="exit $rc: $(tail -n1 "$log" | cut -c1-200)"
+		detail=${detail//$'\t'/ }
+		;;
 	esac
 	series=$(sed -n 's/.*with series \([0-9.]*\).*/\1/p' "$log" | head -1)
 	printf '%s\t%s\t%s\t%.1f\n' "$status" "${detail:--}" "${series:--}" \
