@@ -183,7 +183,7 @@ mutate() {
 }
 patched veth
 v=drivers/net/veth.c
-mutate veth $v charge-after-produce bql-charge '/^\tif (do_bql)$/,/netdev_tx_sent_queue(txq, VETH_BQL_UNIT);/d; s/^\t__ptr_ring_produce(ring, veth_skb_to_ptr(skb, do_bql));/&\n\tif (do_bql)\n\t\tnetdev_tx_sent_queue(txq, VETH_BQL_UNIT);/'
+mutate veth $v charge-after-produce bql-charge '/^\t\tnetdev_tx_sent_queue(txq, VETH_BQL_UNIT);$/d; s/^\t__ptr_ring_produce(ring, veth_skb_to_ptr(skb, do_bql));/&\n\tif (do_bql)\n\t\tnetdev_tx_sent_queue(txq, VETH_BQL_UNIT);/'
 mutate veth $v charge-outside-lock bql-charge 's/^\tspin_lock(&ring->producer_lock);$/\tspin_lock(\&ring->producer_lock);\n\tspin_unlock(\&ring->producer_lock);/'
 mutate veth $v no-teardown-completion bql-teardown '/^static void veth_napi_del_range/,/^}/{/netdev_tx_completed_queue(/,/);/d}'
 mutate veth $v no-poll-wake backpressure-poll-wake '/^static int veth_poll(/,/^}/{/netif_tx_wake_queue(peer_txq);/d}'

@@ -12,8 +12,9 @@ source, and 1 and 3, whose VM tests run on 6.1 and 6.12 only:
      completes only through it
   3  veth_napi_del_range() (5.10: veth_napi_del()) wakes the peer's txq
      without netif_running(dev)
-  4  veth_xmit() stamps trans_start (txq_trans_cond_update) before it
-     forwards the skb, i.e. before BQL or a full ring may stop the txq
+  4  trans_start is stamped (txq_trans_cond_update) before each place
+     the txq may stop: before the BQL charge in veth_xdp_rx() and before
+     the ring-full netif_tx_stop_queue() in veth_xmit()
   5  veth_ptr_ring_drain() tests the BQL bit on skbs only, and
      BUILD_BUG_ON()s check the alignment the tagging relies on
 """
@@ -65,8 +66,13 @@ def main(argv):
                 not re.search(r"if\s*\(\s*netif_running\(\s*dev\s*\)", napi_del),
                 "veth_napi_del_range: wakes the peer txq, not only if netif_running(dev)"))
     xmit = code(body(src, "veth_xmit"))
-    res.append(("4", before(xmit, "txq_trans_cond_update(", "veth_forward_skb("),
-                "veth_xmit: txq_trans_cond_update() before veth_forward_skb()"))
+    rx = code(body(src, "veth_xdp_rx"))
+    res.append(("4", "netdev_tx_sent_queue(" in rx and
+                before(rx, "txq_trans_cond_update(", "netdev_tx_sent_queue(") and
+                "netif_tx_stop_queue(" in xmit and
+                before(xmit, "txq_trans_cond_update(", "netif_tx_stop_queue("),
+                "txq_trans_cond_update() before netdev_tx_sent_queue() in "
+                "veth_xdp_rx and before netif_tx_stop_queue() in veth_xmit"))
     drain = code(body(src, "veth_ptr_ring_drain"))
     ok5 = (re.search(r"!\s*veth_is_xdp_frame\(\s*ptr\s*\)\s*&&\s*veth_ptr_is_bql\(", drain) is not None
            and re.search(r"BUILD_BUG_ON\(__alignof__\(struct xdp_frame\)", code(src)) is not None
