@@ -53,7 +53,8 @@ Ratios: p50_ratio = stock p50 / kit p50, p99_ratio = stock p99 / kit p99
 pps_ratio = kit sink pps / stock sink pps, cost_ratio = kit insn/pkt /
 stock insn/pkt (medians over runs).  Noise floor of a metric: the spread
 (max - min) / mean of the identical stock floods (the stock boot runs the
-flood once per kit tx-usecs setting), as a fraction.
+flood once per kit tx-usecs setting), as a fraction; for kit_p50_vs_idle,
+the spread of the idle probe's p50 over every run, stock and kit.
 """
 import argparse
 import json
@@ -485,6 +486,14 @@ def kernel_report(out, kver, meta):
             sc["p50_ratio"] = sc[f"{probe}_p50_ratio"]
             sc["p99_ratio"] = sc[f"{probe}_p99_ratio"]
             sc["kit_p50_vs_idle"] = sc[f"{probe}_kit_p50_vs_idle"]
+            # The ratio's denominator has its own noise: the idle pair has
+            # no queue (the kit charges nothing there), so the idle probes
+            # of every boot, stock and kit, measure the same thing.  The
+            # idle one-way delay has modes (~0.025 / ~0.06 / ~0.09 ms here)
+            # and its p50 moves between them from boot to boot.
+            idle_key = {"tsprobe": "idle_owd_p50_ms", "ping": "idle_p50_ms"}[probe]
+            sc["kit_p50_vs_idle_noise"] = spread([m.get(idle_key) for v in VARIANTS
+                                                  for m in per[v]["per_run"]])
             sc["kit_bql_limit_end"] = k_.get("bql_limit_end")
             sc["kit_bql_limit_end_per_run"] = [m["bql_limit_end"] for m in per["kit"]["per_run"]]
         kit_pps = [m["sink_pps"] for m in per["kit"]["per_run"]]
@@ -547,7 +556,8 @@ def kernel_report(out, kver, meta):
     nl = rep.get(f"slowed-64B", {})
     probe = head["latency_probe"] or "ping"
     head["noise_floor"] = {"cost_ratio": nc.get("insn_per_pkt"), "pps_ratio": nc.get("pps"),
-                           "p50_ratio": nl.get(f"{probe}_p50"), "p99_ratio": nl.get(f"{probe}_p99")}
+                           "p50_ratio": nl.get(f"{probe}_p50"), "p99_ratio": nl.get(f"{probe}_p99"),
+                           "kit_p50_vs_idle": ls and ls.get("kit_p50_vs_idle_noise")}
     head["targets_met"] = {"cost_ratio": met(head["cost_ratio"], TARGETS["cost_ratio"], ge=False),
                            "pps_ratio": met(head["pps_ratio"], TARGETS["pps_ratio"]),
                            "p50_ratio": met(head["p50_ratio"], TARGETS["p50_ratio"]),
@@ -667,7 +677,8 @@ def markdown(results, meta):
                  f"{fmt(h['pps_ratio'], 3)} {yn(t['pps_ratio'])} (noise {pctf(n['pps_ratio'])}) | "
                  f"{fmt(h['p50_ratio'], 1)}× {yn(t['p50_ratio'])} (noise {pctf(n['p50_ratio'])}) | "
                  f"{fmt(h['p99_ratio'], 1)}× {yn(t['p99_ratio'])} (noise {pctf(n['p99_ratio'])}) | "
-                 f"{fmt(h['kit_p50_vs_idle'], 2)}× {yn(t['p50_vs_idle'])} | {h['latency_probe'] or '–'} "
+                 f"{fmt(h['kit_p50_vs_idle'], 2)}× {yn(t['p50_vs_idle'])} (idle noise {pctf(n.get('kit_p50_vs_idle'))}) | "
+                 f"{h['latency_probe'] or '–'} "
                  f"({h['scenarios']['cost_ratio'] or '–'}, {h['scenarios']['p50_ratio'] or '–'}) |")
     costs = [(r, i, sc) for r in results for i, sc in cases(r) if sc["kind"] in ("cost", "split")]
     if costs:
@@ -698,7 +709,9 @@ def markdown(results, meta):
         L.append("")
         L.append("One-way delay of the tsprobe flows (qdisc entry to the receiver's stack) and its parts: time in "
                  "the qdisc and in veth's ring (plus waiting for the receiver's NAPI); ping's RTT beside it. "
-                 "Percentiles over every sample of every run; noise = spread of the identical stock floods.")
+                 "Percentiles over every sample of every run; noise = spread of the identical stock floods; "
+                 "idle noise = spread of the idle one-way (ping: RTT) p50 of every run, stock and kit (the idle "
+                 "pair has no queue, so the kit charges nothing there): the noise of loaded / idle's denominator.")
         L.append("")
         L.append("| kernel | payload | kit tx-usecs | stock owd p50 / p99 ms | kit owd p50 / p99 ms | kit qdisc / ring p50 ms | p50 stock/kit (≥ 20×) | p99 stock/kit (≥ 10×) | kit loaded p50 / idle (≤ 3×) | ping stock / kit p50, p99 ms | ping p50, p99 stock/kit | sink pps kit/stock | kit DQL limit at flood end (median; per run) |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -712,7 +725,7 @@ def markdown(results, meta):
                      f"{fmt(pk['tsprobe_qdisc']['p50_ms'])} / {fmt(pk['tsprobe_ring']['p50_ms'])} | "
                      f"{fmt(sc['p50_ratio'], 1)}× {yn(t['p50_ratio'])} (noise {pctf(nf.get(pr + '_p50'))}) | "
                      f"{fmt(sc['p99_ratio'], 1)}× {yn(t['p99_ratio'])} (noise {pctf(nf.get(pr + '_p99'))}) | "
-                     f"{fmt(sc['kit_p50_vs_idle'], 2)}× {yn(t['p50_vs_idle'])} | "
+                     f"{fmt(sc['kit_p50_vs_idle'], 2)}× {yn(t['p50_vs_idle'])} (idle noise {pctf(sc.get('kit_p50_vs_idle_noise'))}) | "
                      f"{fmt(ps['ping']['p50_ms'])} / {fmt(pk['ping']['p50_ms'])}, {fmt(ps['ping']['p99_ms'])} / {fmt(pk['ping']['p99_ms'])} | "
                      f"{fmt(sc['ping_p50_ratio'], 1)}× (noise {pctf(nf.get('ping_p50'))}), {fmt(sc['ping_p99_ratio'], 1)}× (noise {pctf(nf.get('ping_p99'))}) | "
                      f"{fmt(sc['pps_ratio'], 3)} | {flim(sc['kit_bql_limit_end'])} ({', '.join(flim(x) for x in sc['kit_bql_limit_end_per_run']) or '–'}) |")

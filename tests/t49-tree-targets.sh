@@ -128,8 +128,9 @@ for kind, key in (("slowed", "p50_ratio"), ("cost", "cost_ratio"), ("cost", "pps
     if not vals or not all(isinstance(v, (int, float)) and v > 0 for v in vals):
         sys.exit(f"{path}: {kind} {key} {vals}")
 # The headline, top level: the ratios at the kit's defaults, and beside
-# them the noise floor (none here: one stock flood of each kind).
-for key in ("cost_ratio", "pps_ratio", "p50_ratio", "p99_ratio"):
+# them the noise floor (none here: one stock flood of each kind; for
+# loaded/idle the idle p50 of the two boots).
+for key in ("cost_ratio", "pps_ratio", "p50_ratio", "p99_ratio", "kit_p50_vs_idle"):
     if not (isinstance(d.get(key), (int, float)) and d[key] > 0):
         sys.exit(f"{path}: top-level {key} {d.get(key)}")
     if key not in d.get("noise_floor", {}):
