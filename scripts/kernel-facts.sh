@@ -17,6 +17,11 @@ f=$kdir/include/net/codel_impl.h
 if [ ! -f "$f" ]; then
 	# Debian splits headers into -arch and -common; the Makefile names the latter.
 	common=$(sed -n 's/^include \(.*\)\/Makefile$/\1/p' "$kdir/Makefile" 2>/dev/null | head -1)
+	# Headers in a build chroot (make matrix): that Makefile's path is the
+	# chroot's.
+	if [ -n "$common" ] && [ ! -d "$common" ] && [[ $kdir == */usr/src/* ]]; then
+		common=${kdir%%/usr/src/*}$common
+	fi
 	f=${common:+$common/include/net/codel_impl.h}
 fi
 if [ -n "$f" ] && [ -f "$f" ]; then

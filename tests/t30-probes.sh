@@ -73,3 +73,14 @@ awk '/^static struct sk_buff \*codel_dequeue/ { f = 1 }
 	"$common/include/net/codel_impl.h" >"$tmp/nofix/include/net/codel_impl.h"
 check facts-fq_codel-fix-absent-detected bash -c \
 	"'$BQLKIT_TOP/scripts/kernel-facts.sh' '$tmp/nofix' | grep -qx fq_codel_stale_state_fix=absent"
+# Headers in a build chroot (make bench on a matrix row): their Makefile
+# names the -common half by its path inside the chroot.
+k1=$(test_kernels | head -1)
+croot=$tmp/chroot
+ch=$croot/usr/src/linux-headers-$k1
+mkdir -p "$ch" "$croot/usr/src/common/include/net"
+sed 's|^include .*/Makefile$|include /usr/src/common/Makefile|' "$(kdir_for "$k1")/Makefile" >"$ch/Makefile"
+cp "$common/include/net/codel_impl.h" "$croot/usr/src/common/include/net/"
+cp "$common/Makefile" "$croot/usr/src/common/Makefile"
+check facts-chroot-headers bash -c \
+	"'$BQLKIT_TOP/scripts/kernel-facts.sh' '$ch' | grep -qx fq_codel_stale_state_fix=present"
