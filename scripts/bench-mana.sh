@@ -116,14 +116,9 @@ fi
 read -r -a kernels <<<"$BENCH_KERNELS"
 [ ${#kernels[@]} -gt 0 ] || die "no kernels to bench (BENCH_KERNELS is empty)"
 
-# kernel_row K: "SUITE ENV" of matrix row K when K is a chroot row.
-kernel_row() {
-	awk -v id="$1" '$1 == id && $5 ~ /^chroot:/ && $3 == "amd64" { print $2, $5 }' "$BQLKIT_TOP/scripts/matrix.conf"
-}
-for k in "${kernels[@]}"; do
-	[ -n "$(kernel_row "$k")" ] || [ -d "/lib/modules/$k/build" ] || [ -n "${BENCH_REPORT_ONLY:-}" ] ||
-		die "BENCH_KERNELS: $k is neither an installed kernel with headers (/lib/modules/$k/build; tests/setup.sh installs the test kernels) nor an amd64 chroot row of scripts/matrix.conf (trixie-6.12, sid-7.2, trixie-bpo-7.3)"
-done
+if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
+	for k in "${kernels[@]}"; do bench_check_kernel "$k"; done
+fi
 
 mkdir -p "$OUT"
 report() {
@@ -172,21 +167,16 @@ boot() {
 
 failed=0
 for k in "${kernels[@]}"; do
-	row=$(kernel_row "$k")
+	row=$(bench_chroot_row "$k")
 	suite=''
 	if [ -n "$row" ]; then
-		read -r suite env <<<"$row"
+		read -r suite _ <<<"$row"
 		step "$k: building the kit's mana.ko in the $suite chroot (make matrix)"
 		# Its logs outlive this script's temporary directory.
 		blog=$BQLKIT_BUILD/bench-mana-build-$k.log
-		MATRIX_RESULTS=$tmpd/matrix BQLKIT_BUILD=$tmpd/matrix/build \
-			"$BQLKIT_TOP/scripts/matrix.sh" "^$k\$" >"$blog" 2>&1 ||
-			{ tail -5 "$blog" >&2; die "$k: make matrix failed (log: $blog)"; }
-		read -r kver status <<<"$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]
-print(r["kernel"], r["cells"]["mana"]["status"])' "$tmpd/matrix/matrix.json")"
-		cat "$tmpd/matrix/build/matrix/cells/$k.mana.log" >>"$blog" 2>/dev/null || true
-		[ "$status" = ok ] || die "$k: the matrix built no mana.ko ($status; log: $blog)"
-		built=$BQLKIT_CACHE/chroots/${env#chroot:}-amd64/bqlkit/out/$k/$kver/mana.ko
+		: >"$blog"
+		cb=$(bench_chroot_build "$k" mana "$tmpd/matrix" "$blog") || exit 1
+		read -r kver built <<<"$cb"
 	else
 		kver=$k
 		step "$k: building the kit's mana.ko"

@@ -21,7 +21,11 @@
 # fails on the numbers.
 #
 # Environment (make bench passes these through):
-#   BENCH_KERNELS   kernels to bench (default: build/test-kernels, made by tests/setup.sh)
+#   BENCH_KERNELS   kernels to bench: an installed kernel (its headers here;
+#                   default build/test-kernels, made by tests/setup.sh) or
+#                   a row of scripts/matrix.conf built in a chroot
+#                   (trixie-6.12, sid-7.2, trixie-bpo-7.3: `make matrix`
+#                   builds veth.ko there, the VM boots that suite's kernel)
 #   BENCH_RUNS      VM boots per kernel and variant (4); medians are over runs
 #   BENCH_MODE      icount (default: -icount BENCH_ICOUNT, one TCG thread,
 #                   guest time = instructions; 6.1 boots with two vCPUs since
@@ -185,6 +189,9 @@ if [ -z "${BENCH_KERNELS:-}" ]; then
 fi
 read -r -a kernels <<<"$BENCH_KERNELS"
 [ ${#kernels[@]} -gt 0 ] || die "no kernels to bench (BENCH_KERNELS is empty)"
+if [ -z "${BENCH_REPORT_ONLY:-}" ]; then
+	for k in "${kernels[@]}"; do bench_check_kernel "$k"; done
+fi
 mkdir -p "$OUT" "$BQLKIT_BUILD"
 
 report() {
@@ -221,21 +228,37 @@ trap 'rm -rf "$tmpd"' EXIT
 
 failed=0
 for k in "${kernels[@]}"; do
-	step "$k: building the kit's veth.ko"
-	# build/ is shared: a concurrent build of the same kernel can make this
-	# one fail; try again before giving up.
-	for try in 1 2 3; do
-		blog=$BQLKIT_BUILD/bench-build-$k.log
-		BQLKIT_DRIVERS=veth "$BQLKIT_TOP/scripts/build.sh" "$k" >"$blog" 2>&1 && break
-		[ "$try" -lt 3 ] ||
-			{ tail -5 "$blog" >&2; die "$k: scripts/build.sh failed (log: $blog; headers installed? tests/setup.sh installs the test kernels)"; }
-		note "$k: scripts/build.sh failed (try $try/3): $(tail -1 "$blog"); again in 20 s"
-		sleep 20
-	done
+	# k names the results; kver is the kernel the VM boots, suite the
+	# Debian suite it comes from (none: this system's APT), kdir its headers.
+	row=$(bench_chroot_row "$k")
+	suite=''
+	blog=$BQLKIT_BUILD/bench-build-$k.log
+	if [ -n "$row" ]; then
+		read -r suite env <<<"$row"
+		step "$k: building the kit's veth.ko in the $suite chroot (make matrix)"
+		: >"$blog"
+		cb=$(bench_chroot_build "$k" veth "$tmpd/matrix" "$blog") || exit 1
+		read -r kver built <<<"$cb"
+		kdir=$BQLKIT_CACHE/chroots/${env#chroot:}-amd64/usr/src/linux-headers-$kver
+	else
+		kver=$k
+		step "$k: building the kit's veth.ko"
+		# build/ is shared: a concurrent build of the same kernel can make
+		# this one fail; try again before giving up.
+		for try in 1 2 3; do
+			BQLKIT_DRIVERS=veth "$BQLKIT_TOP/scripts/build.sh" "$k" >"$blog" 2>&1 && break
+			[ "$try" -lt 3 ] ||
+				{ tail -5 "$blog" >&2; die "$k: scripts/build.sh failed (log: $blog; headers installed? tests/setup.sh installs the test kernels)"; }
+			note "$k: scripts/build.sh failed (try $try/3): $(tail -1 "$blog"); again in 20 s"
+			sleep 20
+		done
+		built=$BQLKIT_BUILD/$k/veth.ko
+		kdir=$(kdir_for "$k")
+	fi
 	# Our own copy: build/ is shared, another build must not change it mid-run.
 	ko=$tmpd/veth-$k.ko
-	cp "$BQLKIT_BUILD/$k/veth.ko" "$ko"
-	series=$(series_of "$(kernel_version "$(kdir_for "$k")")")
+	cp "$built" "$ko"
+	series=$(series_of "$(kernel_version "$kdir")")
 	{
 		echo "git=$(git -C "$BQLKIT_TOP" describe --always --dirty 2>/dev/null || echo NA)"
 		for f in version srcversion bqlkit vermagic; do echo "$f=$(modinfo -F "$f" "$ko" | head -1)"; done
@@ -243,12 +266,12 @@ for k in "${kernels[@]}"; do
 		echo "series=$(grep -v '^#' "$BQLKIT_TOP/patches/veth/$series/series" 2>/dev/null | tr '\n' ' ')"
 		# Kernel facts that change the results but are no kit API.
 		[ ! -x "$BQLKIT_TOP/scripts/kernel-facts.sh" ] ||
-			"$BQLKIT_TOP/scripts/kernel-facts.sh" "$(kdir_for "$k")" 2>/dev/null | sed 's/^/kernel_/'
+			"$BQLKIT_TOP/scripts/kernel-facts.sh" "$kdir" 2>/dev/null | sed 's/^/kernel_/'
 	} >"$tmpd/kit.info"
-	"$VM/get-kernel.sh" "$k" >/dev/null
-	"$VM/mkinitramfs.sh" --kver "$k" --scenario bench --out "$tmpd/stock.cpio.gz" 2>"$tmpd/mk.log" ||
+	"$VM/get-kernel.sh" ${suite:+--suite "$suite"} "$kver" >/dev/null
+	"$VM/mkinitramfs.sh" --kver "$kver" --scenario bench --out "$tmpd/stock.cpio.gz" 2>"$tmpd/mk.log" ||
 		{ cat "$tmpd/mk.log" >&2; die "$k: mkinitramfs (stock) failed"; }
-	"$VM/mkinitramfs.sh" --kver "$k" --scenario bench --out "$tmpd/kit.cpio.gz" --veth "$ko" 2>"$tmpd/mk.log" ||
+	"$VM/mkinitramfs.sh" --kver "$kver" --scenario bench --out "$tmpd/kit.cpio.gz" --veth "$ko" 2>"$tmpd/mk.log" ||
 		{ cat "$tmpd/mk.log" >&2; die "$k: mkinitramfs (kit) failed"; }
 	rm -f "$OUT/bench-$k-"*.log "$OUT/bench-$k-"*.insn "$OUT/bench-$k-"*.prof
 	cp "$tmpd/kit.info" "$OUT/bench-$k-info.log"
@@ -260,7 +283,7 @@ for k in "${kernels[@]}"; do
 			plug="insncount,out=${logf%.log}.insn"
 			[ "$MODE" != icount ] || [ "$TURN_US" = 0 ] || plug+=",turn_us=$TURN_US"
 			[ "$PROFILE" = 0 ] || plug+=",prof=${logf%.log}.prof"
-			if ! "$VM/run-vm.sh" --kver "$k" --initrd "$tmpd/$v.cpio.gz" --log "$logf" "${vmopts[@]}" --plugin "$plug" \
+			if ! "$VM/run-vm.sh" --kver "$kver" --initrd "$tmpd/$v.cpio.gz" --log "$logf" "${vmopts[@]}" --plugin "$plug" \
 				--append "$append bqlkit.plan=$(plan "$r")" --timeout "$tmo" --quiet 2>"$tmpd/run.err"; then
 				note "$k $v run $r failed: $(tail -1 "$tmpd/run.err") (kept out of the medians)"
 				failed=$((failed + 1))

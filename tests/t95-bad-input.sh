@@ -120,6 +120,8 @@ bad bench-turn-us "BENCH_TURN_US must be microseconds (0..1000000; 0 = QEMU's ow
 	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_TURN_US=5ms
 bad bench-qdisc "BENCH_QDISC must be root (fq_codel as vethA's root qdisc) or mq (mq with fq_codel per tx queue), not 'pfifo'" \
 	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_QDISC=pfifo
+bad bench-kernel-unknown "BENCH_KERNELS: 9.9.9-99-amd64 is neither an installed kernel with headers" \
+	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS=9.9.9-99-amd64
 bad bench-limit-max "BENCH_LIMIT_MAX must be a number of packets (0..256, veth's ring; unset = DQL's own limit), not '2k'" \
 	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_LIMIT_MAX=2k
 # scripts/trace-report.py: a console log without a trace window is
