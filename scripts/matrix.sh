@@ -162,11 +162,16 @@ while read -r id suite arch meta env; do
 		kdir=/usr/src/linux-headers-$kver
 		[ -e "$out/$id.prep" ] || row_base "$suite" "$dir$kdir"
 		if [ -z "${seen_chroot[$s]:-}" ]; then
-			rm -rf "$dir/bqlkit"
+			# A fresh copy of the kit, but the modules of the rows
+			# this run does not build stay (bqlkit/out/ROW): another
+			# run may be loading them (make bench on one row while
+			# make check boots another).
+			find "$dir/bqlkit" -mindepth 1 -maxdepth 1 ! -name out -exec rm -rf {} + 2>/dev/null || true
 			mkdir -p "$dir/bqlkit/build"
 			kit_copy "$dir/bqlkit"
 			seen_chroot[$s]=1
 		fi
+		rm -rf "$dir/bqlkit/out/$id"
 		# The bases, again for each row: row_base may have added one.
 		mkdir -p "${BQLKIT_BASES:-$BQLKIT_BUILD/bases}"
 		rm -rf "$dir/bqlkit/build/bases"
