@@ -55,6 +55,8 @@ help:
 	@echo '                      BENCH_QDISC=root (fq_codel as vethA'"'"'s root qdisc; mq: mq with fq_codel per tx queue)'
 	@echo '                      BENCH_LIMIT_MAX=N (kit boots: DQL limit capped at N packets before each flood;'
 	@echo '                      veth shows byte_queue_limits before 6.9 only; unset: DQL'"'"'s own limit)'
+	@echo '                      BENCH_PIN_HARNESS=1 (the guest'"'"'s bench shell, sink, probes and samplers on vCPU 0,'
+	@echo '                      leaving vCPU 1 to vethB'"'"'s NAPI thread; default 0: the guest'"'"'s scheduler places them)'
 	@echo '                      BENCH_TRACE_MS=N (N ms of kernel events per timed flood; scripts/trace-report.py)'
 	@echo '                      BENCH_TURN_US=20 (icount, timed floods: guest us per vCPU turn at most; 0 = QEMU'"'"'s own)'
 	@echo '                      BENCH_COST_COUNT=100000  BENCH_COST_PAYLOADS=64 (none = skip)  BENCH_COST_TX_USECS=def,100'
@@ -189,7 +191,7 @@ check-debug:
 # Environment BENCH_* reaches scripts/bench.sh (bench-mana.sh with DRIVER=mana) as is (make VAR=... exports it too).
 BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BENCH_SOCKETS BENCH_TX_USECS \
 	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS \
-	BENCH_MODE BENCH_ICOUNT BENCH_TURN_US BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE BENCH_TRACE_MS BENCH_QDISC BENCH_LIMIT_MAX \
+	BENCH_MODE BENCH_ICOUNT BENCH_TURN_US BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE BENCH_TRACE_MS BENCH_QDISC BENCH_LIMIT_MAX BENCH_PIN_HARNESS \
 	BENCH_RATE BENCH_QUEUES BENCH_LOADS BENCH_FLOWS BENCH_SMP BENCH_LATENCY BENCH_COST_REPS BENCH_COST_PAYLOAD \
 	BENCH_COST_QUEUES
 BENCH_SCRIPT = $(if $(filter mana,$(DRIVER)),bench-mana.sh,bench.sh)

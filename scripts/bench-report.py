@@ -640,6 +640,9 @@ def markdown(results, meta):
              + (f" The kit's boot also caps DQL's limit on vethA's tx queues at {p['limit_max']} packets before each "
                 f"flood (byte_queue_limits/limit_max, BENCH_LIMIT_MAX): this is not the kit's default."
                 if p.get("limit_max", "-") != "-" else "")
+             + (" In both boots the guest's bench shell and everything it starts (sink, probes, samplers) ran on "
+                "vCPU 0 beside the sender (BENCH_PIN_HARNESS=1), leaving vCPU 1 to vethB's NAPI thread."
+                if str(p.get("pin_harness", 0)) == "1" else "")
              + f" Latency: `tsprobe` "
              f"({p.get('probe_flows', '?')} UDP flows, one probe each per {p.get('probe_ms', '?')} ms) is timed by "
              f"the kernel (SO_TIMESTAMPING: qdisc entry, driver, receiver's stack), so no task's scheduling enters it; "

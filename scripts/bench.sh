@@ -75,6 +75,12 @@
 #                   at N packets (byte_queue_limits/limit_max, before every
 #                   flood; needs that sysfs directory, which veth has only
 #                   before 6.9); unset: DQL's own limit
+#   BENCH_PIN_HARNESS 1: the guest's bench shell and everything it starts
+#                   (sink, probes, samplers) run on vCPU 0 beside the
+#                   sender, so vCPU 1 is left to vethB's NAPI thread and
+#                   the kernel's own threads; 0 (default): the guest's
+#                   scheduler places them (on 7.x it put them beside the
+#                   NAPI thread often enough to make the kit's p99)
 #   BENCH_TRACE_MS  N: N ms of kernel events (qdisc, xmit, NAPI, softirq,
 #                   scheduler; tracefs) 1 s into every timed flood, printed
 #                   into the console log (scripts/trace-report.py); 0: none (0)
@@ -122,6 +128,8 @@ QDISC=${BENCH_QDISC:-root}
 [[ $QDISC =~ ^(root|mq)$ ]] || die "BENCH_QDISC must be root (fq_codel as vethA's root qdisc) or mq (mq with fq_codel per tx queue), not '$QDISC'"
 LIMIT_MAX=${BENCH_LIMIT_MAX:-}
 [ -z "$LIMIT_MAX" ] || [[ $LIMIT_MAX =~ ^[0-9]+$ && $LIMIT_MAX -le 256 ]] || die "BENCH_LIMIT_MAX must be a number of packets (0..256, veth's ring; unset = DQL's own limit), not '$LIMIT_MAX'"
+PIN_HARNESS=${BENCH_PIN_HARNESS:-0}
+[[ $PIN_HARNESS =~ ^[01]$ ]] || die "BENCH_PIN_HARNESS must be 0 or 1, not '$PIN_HARNESS'"
 [[ $TRACE_MS =~ ^[0-9]+$ && $TRACE_MS -le 2000 ]] || die "BENCH_TRACE_MS must be milliseconds (0..2000; 0 = no trace), not '$TRACE_MS'"
 
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive number, not '$RUNS'"
@@ -217,6 +225,7 @@ append="bqlkit.slow=$SLOW bqlkit.sockets=$SOCKETS bqlkit.payloads=$PAYLOADS bqlk
 [ "$TRACE_MS" = 0 ] || append+=" bqlkit.trace_ms=$TRACE_MS"
 [ "$QDISC" = root ] || append+=" bqlkit.qdisc=$QDISC"
 [ -z "$LIMIT_MAX" ] || append+=" bqlkit.limit_max=$LIMIT_MAX"
+[ "$PIN_HARNESS" = 0 ] || append+=" bqlkit.pin_harness=1"
 # The kit's QEMU, with the insncount plugin.
 qdir=$("$BQLKIT_TOP/scripts/build-qemu.sh")
 [ -f "$qdir/plugins/libinsncount.so" ] || die "$qdir has no plugins/libinsncount.so (scripts/build-qemu.sh builds qemu/plugins/insncount.c)"

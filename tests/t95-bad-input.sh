@@ -122,6 +122,8 @@ bad bench-qdisc "BENCH_QDISC must be root (fq_codel as vethA's root qdisc) or mq
 	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_QDISC=pfifo
 bad bench-kernel-unknown "BENCH_KERNELS: 9.9.9-99-amd64 is neither an installed kernel with headers" \
 	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS=9.9.9-99-amd64
+bad bench-pin-harness "BENCH_PIN_HARNESS must be 0 or 1, not 'yes'" \
+	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_PIN_HARNESS=yes
 bad bench-limit-max "BENCH_LIMIT_MAX must be a number of packets (0..256, veth's ring; unset = DQL's own limit), not '2k'" \
 	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_LIMIT_MAX=2k
 # scripts/trace-report.py: a console log without a trace window is

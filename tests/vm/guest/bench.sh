@@ -44,6 +44,8 @@
 #   bqlkit.trace_ms=N (scripts/bench.sh BENCH_TRACE_MS; 0)
 #   bqlkit.limit_max=N the kit boot caps DQL's limit on vethA's tx queues
 #   at N before every flood (scripts/bench.sh BENCH_LIMIT_MAX; unset: none)
+#   bqlkit.pin_harness=1 this script and all it starts run on vCPU 0
+#   (scripts/bench.sh BENCH_PIN_HARNESS; 0: the scheduler places them)
 #   bqlkit.slow=N (500) bqlkit.sockets=N (4) bqlkit.idle=N idle pings (100)
 #   bqlkit.watch_us=N BQL read interval (2000); without a plan:
 #   bqlkit.payloads=64,1472 bqlkit.secs=S (10) bqlkit.tx_usecs=N, i.e. every
@@ -85,6 +87,7 @@ TRACE_MS=$(knob trace_ms 0)
 # vethA's qdisc (lib.sh pair_qdisc): root fq_codel or mq with fq_codel
 PAIR_QDISC=$(knob qdisc root)
 LIMIT_MAX=$(knob limit_max '')
+PIN_HARNESS=$(knob pin_harness 0)
 # The sink's receive buffer may grow to 8 MB (udpflood asks for 4 MB; the
 # kernel doubles it): a cost flood's sink then drops nothing however far
 # behind it falls, so every datagram sent is one delivered.
@@ -95,7 +98,7 @@ PROBE_PORT=9100
 # ksoftirqd/N: softirq work deferred to them waits for a CPU like a task
 KSOFTIRQD=$(grep -l '^ksoftirqd/' /proc/[0-9]*/comm 2>/dev/null | sed 's,^/proc/\([0-9]*\)/comm$,\1,')
 
-emit "bench qdisc=$PAIR_QDISC limit_max=${LIMIT_MAX:--} slow=$SLOW payloads=$(echo "$PAYLOADS" | tr ' ' ',') secs=$SECS sockets=$SOCKETS idle=$IDLE watch_us=$WATCH_US ping_interval=$PING_IVAL probe_ms=$PROBE_MS probe_flows=$PROBE_FLOWS slow_napi=$SLOW_NAPI rmem_max=$RMEM_MAX clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo NA)"
+emit "bench qdisc=$PAIR_QDISC limit_max=${LIMIT_MAX:--} pin_harness=$PIN_HARNESS slow=$SLOW payloads=$(echo "$PAYLOADS" | tr ' ' ',') secs=$SECS sockets=$SOCKETS idle=$IDLE watch_us=$WATCH_US ping_interval=$PING_IVAL probe_ms=$PROBE_MS probe_flows=$PROBE_FLOWS slow_napi=$SLOW_NAPI rmem_max=$RMEM_MAX clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo NA)"
 _info=/lib/modules/bqlkit/veth.info
 emit "module name=veth origin=$(sed -n 's/^origin=//p' $_info) version=$(sed -n 's/^version=//p' $_info) srcversion_loaded=$(cat /sys/module/veth/srcversion 2>/dev/null || echo NA) loaded=$(grep -qx 'veth ok' "$BQLKIT_RUN/modules.status" && echo yes || echo no)"
 
@@ -405,6 +408,10 @@ cost_flood() {
 # = the module's default).  Without it: every payload slowed at
 # bqlkit.tx_usecs (the scenario before the plan existed).
 PLAN=$(knob plan '')
+# Before the plan: the floods' tasks (lib.sh flood_start, tsprobe, ping,
+# the samplers) inherit it; the sender is pinned to vCPU 0 anyway.
+[ "$PIN_HARNESS" = 0 ] || taskset -p -c 0 $$ >/dev/null ||
+	result bench_setup FAIL "pin_harness: taskset -p -c 0 $$ failed"
 if [ -z "$PLAN" ]; then
 	for PAY in $PAYLOADS; do PLAN="$PLAN${PLAN:+,}s:${TX_USECS:--}:$PAY:$SECS"; done
 fi
