@@ -104,11 +104,18 @@ chroot_up() {
 	start=$(date +%s)
 	rm -rf "$dir" && mkdir -p "$dir"
 	step "chroot: unpacking $(du -sh "$tar" | cut -f1) into $dir"
-	zstd -q -dc -T0 "$tar" | tar -x -C "$dir" || return 1
+	# A failure here once said nothing (full45's t90): name the step.
+	if ! zstd -q -dc -T0 "$tar" | tar -x -C "$dir"; then
+		note "chroot: unpacking $tar failed (zstd, tar exit ${PIPESTATUS[*]}; free: $(df -h --output=avail "$dir" | tail -1 | tr -d ' '))"
+		return 1
+	fi
 	mkdir -p "$dir/root/bqlkit"
 	# The kit as a user has it: a clone, without build products.
-	(cd "$BQLKIT_TOP" && tar -c --exclude=./build --exclude=./.git --exclude=./results --exclude=./out .) |
-		tar -x -C "$dir/root/bqlkit"
+	if ! (cd "$BQLKIT_TOP" && tar -c --exclude=./build --exclude=./.git --exclude=./results --exclude=./out .) |
+		tar -x -C "$dir/root/bqlkit"; then
+		note "chroot: copying the kit into $dir/root/bqlkit failed (tar exit ${PIPESTATUS[*]})"
+		return 1
+	fi
 	if ! ls "$dir"/var/lib/apt/lists/*Packages* >/dev/null 2>&1; then
 		step "chroot: apt-get update (the cached chroot has no package lists)"
 		chroot_run "$dir" bash -c '. /root/bqlkit/scripts/lib.sh && apt_get /var/log/bqlkit-apt.log update -qq' >&2 ||
