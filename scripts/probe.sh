@@ -80,5 +80,10 @@ for n in "${names[@]}"; do
 	echo "$n $res $macro since=$since stable=${stable:--} until=${until:--}" >>"$work/probes.txt"
 done
 echo "#endif" >>"$work/bqlkit_config.h"
-cp "$work/build.log" "$work/probes.txt" "$work/bqlkit_config.h" "$out/"
+# Each file by rename: the cells of one kernel (make matrix: veth and mana
+# in parallel) may probe into the same OUTDIR at once, and two cp's
+# creating one file can fail with "File exists".
+for f in build.log probes.txt bqlkit_config.h; do
+	cp "$work/$f" "$out/.$f.$$" && mv -f "$out/.$f.$$" "$out/$f"
+done
 echo "$key" >"$out/.key"
