@@ -17,6 +17,10 @@
 //   watchdog_timeo    a function that sets dev->watchdog_timeo
 //   set_coalesce_op   the ethtool set_coalesce handler
 //   tx_usecs          a function that reads ->tx_coalesce_usecs
+//   poll_txq          the index of every txq veth_poll() takes
+//                     (netdev_get_tx_queue()), as text
+//   poll_idx          "v = e": what veth_poll() sets such an index
+//                     variable to
 
 @initialize:python@
 @@
@@ -273,3 +277,63 @@ ec->tx_coalesce_usecs
 fn << tx_usecs.fn;
 @@
 fact("tx_usecs", fn)
+
+// The txq veth_poll() completes, repairs and wakes must be the one
+// veth_xmit() charged for this rq (rules/veth.rules bql-poll-txq).
+@poll_txq@
+expression d, i;
+@@
+veth_poll(...) {
+<+...
+netdev_get_tx_queue(d, i)
+...+>
+}
+
+@script:python@
+i << poll_txq.i;
+@@
+fact("poll_txq", " ".join(str(i).split()))
+
+// The index variables of those txqs, and what veth_poll() sets them to.
+@poll_txq_var@
+identifier v;
+expression d;
+@@
+veth_poll(...) {
+<+...
+netdev_get_tx_queue(d, v)
+...+>
+}
+
+@poll_idx_init@
+type T;
+identifier poll_txq_var.v;
+expression e;
+@@
+veth_poll(...) {
+...
+T v = e;
+...
+}
+
+@script:python@
+v << poll_txq_var.v;
+e << poll_idx_init.e;
+@@
+fact("poll_idx", "%s = %s" % (v, " ".join(str(e).split())))
+
+@poll_idx_set@
+identifier poll_txq_var.v;
+expression e;
+@@
+veth_poll(...) {
+<+...
+v = e
+...+>
+}
+
+@script:python@
+v << poll_txq_var.v;
+e << poll_idx_set.e;
+@@
+fact("poll_idx", "%s = %s" % (v, " ".join(str(e).split())))
