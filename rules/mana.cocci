@@ -11,8 +11,15 @@
 //   sent_before_db    the charge comes before the TX doorbell on some path
 //   sent_batched      "r = __netdev_tx_sent_queue(q, n, more)" and then
 //                     "if (r)" rings the SQ doorbell (opt-in batching)
-//   drop_call         a call on a path of the sending function that frees
-//                     the skb (a packet not sent): function:callee
+//   drop_unrung       a path of the sending function, after its port_is_up
+//                     check, to dev_kfree_skb_any() (a packet not sent), or
+//                     from NETDEV_TX_BUSY to its return, with no SQ doorbell
+//                     on it
+//                     (mana_gd_wq_ring_doorbell() or the kit's
+//                     mana_tx_flush()): function:line (bad)
+//   teardown_call     a call between netif_tx_disable() and
+//                     mana_dealloc_queues() (whose drain waits for every
+//                     posted WQE): function:callee
 //   xdp_caller        a function passing true for that parameter (XDP send)
 //   stack_caller      a function passing false (the stack's send)
 //   xdp_tx_calls      what mana_xdp_tx() (XDP_TX and XDP_REDIRECT) calls
@@ -153,26 +160,103 @@ p << sent_batched.p;
 @@
 fact("sent_batched", "%s:%s" % (fn, p[0].line))
 
-// ... and a packet that is not sent rings the doorbell its batch left: the
-// calls on the paths that free the skb (mana.rules looks for one that
-// rings the SQ doorbell).
-@drop_call exists@
-identifier sent.fn, f;
-expression list es;
+// ... and no packet that is not sent leaves its batch's WQEs unrung.  The
+// port-down drop (before the port_is_up check's end) must not touch the SQ:
+// the teardown rings those (teardown_rings).
+@drop_unrung exists@
+identifier sent.fn;
+expression E;
+statement S;
+position p;
 @@
 fn(...) {
 ...
-f(es);
-...
-dev_kfree_skb_any(...);
+if (<+... E->port_is_up ...+>) S
+... when != mana_gd_wq_ring_doorbell(...)
+    when != mana_tx_flush(...)
+dev_kfree_skb_any@p(...);
 ...
 }
 
 @script:python@
 fn << sent.fn;
-f << drop_call.f;
+p << drop_unrung.p;
 @@
-fact("drop_call", "%s:%s" % (fn, f))
+fact("drop_unrung", "%s:%s" % (fn, p[0].line))
+
+// NETDEV_TX_BUSY (up to 6.18): the paths from it to the function's return.
+// A test "if (x == NETDEV_TX_BUSY)" on the way counts as ringing when its
+// branch rings (busy_test_rings): paths are not told apart by err's value.
+@busy_unrung exists@
+identifier sent.fn;
+expression E, E2, E3;
+position p;
+@@
+fn(...) {
+...
+E = NETDEV_TX_BUSY@p;
+... when != mana_gd_wq_ring_doorbell(...)
+    when != mana_tx_flush(...)
+    when != E3 == NETDEV_TX_BUSY
+return E2;
+}
+
+@script:python@
+fn << sent.fn;
+p << busy_unrung.p;
+@@
+fact("drop_unrung", "%s:%s" % (fn, p[0].line))
+
+@busy_test@
+identifier sent.fn;
+expression E3;
+statement S;
+position p;
+@@
+fn(...) {
+<+...
+if (E3 == NETDEV_TX_BUSY)@p S
+...+>
+}
+
+@busy_test_rings@
+identifier sent.fn;
+expression E3;
+position busy_test.p;
+@@
+fn(...) {
+<+...
+if (E3 == NETDEV_TX_BUSY)@p
+\(mana_tx_flush(...);\|mana_gd_wq_ring_doorbell(...);\)
+...+>
+}
+
+@script:python depends on busy_test && !busy_test_rings@
+fn << sent.fn;
+@@
+fact("drop_unrung", "%s:busy-test-without-ring" % fn)
+
+// What the teardown calls between netif_tx_disable() and the drain of
+// mana_dealloc_queues() (mana.rules: one of them rings the SQ doorbell).
+@teardown_call exists@
+identifier fd, f;
+expression list es;
+@@
+fd(...) {
+<+...
+netif_tx_disable(...);
+...
+f(es);
+...
+mana_dealloc_queues(...)
+...+>
+}
+
+@script:python@
+fd << teardown_call.fd;
+f << teardown_call.f;
+@@
+fact("teardown_call", "%s:%s" % (fd, f))
 
 @xdp_caller@
 identifier sent_guarded.fn, w;

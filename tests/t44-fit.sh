@@ -189,10 +189,15 @@ mutate veth $v no-teardown-completion bql-teardown '/^static void veth_napi_del_
 mutate veth $v no-poll-wake backpressure-poll-wake '/^static int veth_poll(/,/^}/{/netif_tx_wake_queue(peer_txq);/d}'
 mutate veth $v xdp-charged xdp-not-charged '/^static int veth_xdp_xmit(/,/^}/s/^\trcu_read_lock();$/\trcu_read_lock();\n\tveth_bad(NULL);/; s/^static int veth_xdp_xmit(struct net_device \*dev, int n,$/static void veth_bad(struct netdev_queue *q)\n{\n\tnetdev_tx_sent_queue(q, 1);\n}\n\n&/'
 mutate veth $v no-watchdog tx-watchdog '/dev->watchdog_timeo = /d'
+# 6.18's own index (rq->xdp_rxq.queue_index, 0 without XDP), and a fixed one.
+mutate veth $v poll-txq-xdp-rxq bql-poll-txq 's/^\tint queue_idx = rq - priv->rq;$/\tint queue_idx = rq->xdp_rxq.queue_index;/'
+mutate veth $v poll-txq-zero bql-poll-txq '/^static int veth_poll(/,/^}/s/netdev_get_tx_queue(peer_dev, queue_idx)/netdev_get_tx_queue(peer_dev, 0)/'
 patched mana
 m=drivers/net/ethernet/microsoft/mana/mana_en.c
 mutate mana $m batch-drop-no-ring tx-doorbell-batching '/^\tmana_tx_flush(apc, txq_idx);$/d'
 mutate mana $m batch-ring-always tx-doorbell-batching 's/^\tif (ring)$/\tif (true)/'
+mutate mana $m batch-busy-no-ring tx-doorbell-batching '/^\tif (err == NETDEV_TX_BUSY)$/,+1d'
+mutate mana $m batch-teardown-no-ring tx-doorbell-batching '/^\t\tmana_tx_flush_all(apc);$/d'
 
 # make fit over the whole corpus: each verdict as expected (two at a time).
 cell() { # ID DRIVER -> "ID DRIVER VERDICT SERIES"
