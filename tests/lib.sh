@@ -186,6 +186,11 @@ cross_for() {
 # has no BQL (t82 on the test kernels, t81 on the chroot-built ones).
 MANA_DEV_KIT_PHASES=probe,ping,bulk,bql,doorbells,xdp,flap,channels,mtu,reload,txbatch,mana_ib
 MANA_DEV_STOCK_PHASES=probe,ping,bql,doorbells
+# The kit's tx_doorbell_batching on (bqlkit.batching=1), the port
+# operations under a GSO flood that batches: a batch cut short by the port
+# going down must leave no WQE without a doorbell (each phase's _quick,
+# _batched and _inflight_zero checks).
+MANA_DEV_BATCHED_PHASES=probe,ping,flap,channels,mtu,reload
 
 # mana_dev_qemu: sets MANA_QEMU to the kit's QEMU with the MANA model
 # (scripts/build-qemu.sh, cached in $BQLKIT_CACHE/qemu; the first build

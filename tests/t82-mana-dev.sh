@@ -35,6 +35,7 @@ for k in $(test_kernels); do
 		continue
 	fi
 	vm_mana_dev "$t-kit" "$k" "$MANA_DEV_KIT_PHASES" --module "$BQLKIT_BUILD/$k/mana.ko"
+	MANA_DEV_APPEND="bqlkit.batching=1" vm_mana_dev "$t-kit-batched" "$k" "$MANA_DEV_BATCHED_PHASES" --module "$BQLKIT_BUILD/$k/mana.ko"
 	vm_mana_dev "$t-stock" "$k" "$MANA_DEV_STOCK_PHASES"
 	vm_mana_dev_lost "$t-lost" "$k" "$BQLKIT_BUILD/$k/mana.ko"
 done
@@ -72,6 +73,7 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 	phases=$MANA_DEV_KIT_PHASES
 	[ -f "$(cat "$mark")/source/drivers/net/ethernet/microsoft/mana/mana_bpf.c" ] || phases=${phases/,xdp/}
 	vm_mana_dev "$t-kit" "$k" "$phases" --module "$ko"
+	MANA_DEV_APPEND="bqlkit.batching=1" vm_mana_dev "$t-kit-batched" "$k" "$MANA_DEV_BATCHED_PHASES" --module "$ko"
 	MANA_DEV_APPEND="bqlkit.expect_rx_db=$rxdb" vm_mana_dev "$t-stock" "$k" "$MANA_DEV_STOCK_PHASES"
 done
 [ "$ntree" -gt 0 ] ||

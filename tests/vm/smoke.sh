@@ -1,15 +1,16 @@
 #!/bin/bash
 # smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS]
-#          [--arch ARCH] [--scenario NAME] [--quiet]
+#          [--arch ARCH] [--scenario NAME] [--xdp PROG]... [--quiet]
 # Build an initramfs for the smoke scenario (or guest/NAME.sh, e.g.
 # textpoke), boot it and check the results.  Without --veth the kernel's
-# stock veth is tested.
+# stock veth is tested.  --xdp PROG: the XDP program tests/vm/PROG.c, built
+# here with clang, as /bqlkit/PROG.o (guest/lib.sh xdp_attach).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS] [--arch ARCH] [--scenario NAME] [--quiet]"; }
-kver='' veth_args=() logf='' slow=300 run_args=() scenario=smoke
+usage() { die "usage: smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS] [--arch ARCH] [--scenario NAME] [--xdp PROG]... [--quiet]"; }
+kver='' veth_args=() logf='' slow=300 run_args=() scenario=smoke xdp_args=()
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--kver) need_arg "$1" "${2:-}"; kver=$2; shift 2 ;;
@@ -19,6 +20,7 @@ while [[ $# -gt 0 ]]; do
 	--timeout) need_arg "$1" "${2:-}"; run_args+=(--timeout "$2"); shift 2 ;;
 	--arch) need_arg "$1" "${2:-}"; VM_ARCH=$2; shift 2 ;;
 	--scenario) need_arg "$1" "${2:-}"; scenario=$2; shift 2 ;;
+	--xdp) need_arg "$1" "${2:-}"; xdp_args+=(--file "$(bpf_object "$2"):/bqlkit/$2.o"); shift 2 ;;
 	--quiet) run_args+=(--quiet); shift ;;
 	*) usage ;;
 	esac
@@ -30,7 +32,7 @@ logf=${logf:-$BQLKIT_VM_BUILD/logs/$scenario-$kver-$(date +%Y%m%d-%H%M%S).log}
 mkdir -p "$BQLKIT_VM_BUILD"
 initrd=$(mktemp "$BQLKIT_VM_BUILD/initrd-$scenario-XXXXXX.cpio.gz")
 trap 'rm -f "$initrd"' EXIT
-"$VM_DIR/mkinitramfs.sh" --kver "$kver" --scenario "$scenario" --out "$initrd" "${veth_args[@]}" --arch "$VM_ARCH"
+"$VM_DIR/mkinitramfs.sh" --kver "$kver" --scenario "$scenario" --out "$initrd" "${veth_args[@]}" "${xdp_args[@]}" --arch "$VM_ARCH"
 vm_rc=0
 "$VM_DIR/run-vm.sh" --kver "$kver" --arch "$VM_ARCH" --initrd "$initrd" --log "$logf" \
 	--append "bqlkit.slow=$slow" "${run_args[@]}" || vm_rc=$?

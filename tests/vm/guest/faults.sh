@@ -47,32 +47,6 @@ ping_retry() {
 	return 1
 }
 
-# wait_inflight_zero LABEL: poll every tx queue's BQL inflight until all are
-# 0 (6 tries, ~3 s: less than the kit's 5 s TX watchdog, so that its repair
-# cannot pass this check); sets INFLIGHT to the last maximum.
-wait_inflight_zero() {
-	for _t in 1 2 3 4 5 6; do
-		bql_sample "$1-$_t"
-		INFLIGHT=$(bql_max "$1-$_t" inflight)
-		bql_has_source "$1-$_t" || INFLIGHT=nosource
-		[ "$INFLIGHT" = 0 ] && return 0
-		sleep 0.5
-	done
-	return 1
-}
-
-# wait_backlog_zero LABEL: the root qdisc of vethA drains (up to ~10 s); a
-# stopped tx queue keeps packets in it forever.
-wait_backlog_zero() {
-	for _t in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-		qdisc_stats "$1-$_t"
-		BACKLOG=$(awk -v l="label=$1-$_t" '$2 == "qdisc" && $3 == l { sub("backlog_pkts=", "", $4); print $4 }' "$BQLKIT_RUN/lines" | tail -n1)
-		[ "$BACKLOG" = 0 ] && return 0
-		sleep 0.5
-	done
-	return 1
-}
-
 # dmesg_fault: dmesg_check on the kernel log since this fault began.
 dmesg_fault() { dmesg_check; }
 
@@ -127,7 +101,7 @@ finish() {
 		wait_inflight_zero "$F-after" && _r=PASS
 		result "fault-$F-inflight-zero" $_r "max inflight over tx queues=$INFLIGHT"
 		_r=FAIL
-		wait_backlog_zero "$F-after" && _r=PASS
+		wait_backlog_zero "$F-after" 20 && _r=PASS
 		result "fault-$F-backlog-zero" $_r "qdisc backlog=$BACKLOG pkts"
 	fi
 	check "fault-$F-ping" "ping -c 1 -W 1 $ADDR_B, 5 tries" ping_retry

@@ -411,3 +411,38 @@ vm_marked() {
 	echo "$_ms" >"$BQLKIT_RUN/mark.seq"
 	emit "mark label=$1 seq=$_ms cmd=$2 uptime=$(uptime_s)"
 }
+
+# wait_inflight_zero LABEL: poll every tx queue's BQL inflight until all are
+# 0 (6 tries, ~3 s: less than the kit's 5 s TX watchdog, so that its repair
+# cannot pass this check); sets INFLIGHT to the last maximum.
+wait_inflight_zero() {
+	for _t in 1 2 3 4 5 6; do
+		bql_sample "$1-$_t"
+		INFLIGHT=$(bql_max "$1-$_t" inflight)
+		bql_has_source "$1-$_t" || INFLIGHT=nosource
+		[ "$INFLIGHT" = 0 ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+# wait_backlog_zero LABEL [TRIES]: the root qdisc of vethA drains (TRIES
+# looks 0.5 s apart, default 6: ~3 s, before the kit's 5 s TX watchdog
+# could restart a queue); a stopped tx queue keeps packets in it.  Sets
+# BACKLOG to the last value.
+wait_backlog_zero() {
+	_t=1
+	while [ "$_t" -le "${2:-6}" ]; do
+		qdisc_stats "$1-$_t"
+		BACKLOG=$(awk -v l="label=$1-$_t" '$2 == "qdisc" && $3 == l { sub("backlog_pkts=", "", $4); print $4 }' "$BQLKIT_RUN/lines" | tail -n1)
+		[ "$BACKLOG" = 0 ] && return 0
+		sleep 0.5
+		_t=$((_t + 1))
+	done
+	return 1
+}
+
+# tx_timeouts: TX watchdog timeouts over vethA's tx queues.
+tx_timeouts() {
+	in_ns A sh -c 'cat /sys/class/net/vethA/queues/tx-*/tx_timeout' | awk '{ n += $1 } END { print n + 0 }'
+}

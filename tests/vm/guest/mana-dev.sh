@@ -8,7 +8,11 @@
 # bqlkit.secs (seconds per load phase, 6), bqlkit.flaps (link flaps, 4),
 # bqlkit.reloads (rmmod/insmod rounds, 2), bqlkit.lost (TX completions the
 # device drops in the lost phase, 400), bqlkit.expect_rx_db (batched or
-# per_packet: the RX doorbell behaviour the base/module must show).
+# per_packet: the RX doorbell behaviour the base/module must show),
+# bqlkit.batching=1 (the kit's tx_doorbell_batching on, and the flap,
+# channels, mtu and reload phases loaded with a UDP GSO flood, whose
+# segments the stack sends as xmit_more batches: a batch cut short by the
+# port going down must not leave WQEs that the teardown's drain waits for).
 . /bqlkit/lib.sh
 # shellcheck source=mana-lib.sh
 . /bqlkit/mana-lib.sh
@@ -27,6 +31,7 @@ FLAPS=$(knob flaps 4)
 RELOADS=$(knob reloads 2)
 LOST=$(knob lost 400)
 EXPECT_RX_DB=$(knob expect_rx_db batched)
+BATCH=$(knob batching 0)
 KIT=0
 mana_is_kit && KIT=1
 
@@ -41,6 +46,48 @@ if ! mana_setup; then
 	exit 1
 fi
 emit "mana queues A=$(in_ns A ls /sys/class/net/maA/queues | tr '\n' ' ')"
+
+BATCH_PARAM=/sys/module/mana/parameters/tx_doorbell_batching
+# batching_set: the kit's tx_doorbell_batching per bqlkit.batching (a fresh
+# insmod starts with it off).
+batching_set() { [ "$BATCH" != 1 ] || echo 1 >"$BATCH_PARAM"; }
+if [ "$BATCH" = 1 ]; then
+	check batching_on "tx_doorbell_batching=1" batching_set
+fi
+
+# load_start SECS / load_stop: the load the port operations below run
+# under, from A: 64-byte UDP from 4 sockets, or with bqlkit.batching=1 a
+# UDP GSO flood from 4 sockets (batches marked xmit_more).  load_begin
+# LABEL and load_end LABEL: the port's counters and the guest's clock
+# around a phase; load_end checks that its port operations were quick
+# (LABEL_quick: a drain waiting for WQEs without a doorbell takes 120 s
+# per port) and, batching, that the load did batch (LABEL_batched).
+load_start() {
+	if [ "$BATCH" = 1 ]; then
+		gso_start A "$ADDR_B" "$1" 4
+		UDP_PID=$GSO_PID
+	else
+		udp_start A "$ADDR_B" "$1" 64 4
+	fi
+}
+load_stop() {
+	kill "$UDP_PID" 2>/dev/null
+	wait "$UDP_PID" 2>/dev/null
+}
+load_begin() {
+	mdump "$1-b0" A maA
+	LOAD_T0=$(cut -d. -f1 /proc/uptime)
+}
+load_end() {
+	_secs=$(($(cut -d. -f1 /proc/uptime) - LOAD_T0))
+	mdump "$1-b1" A maA
+	check "$1_quick" "the phase's port operations took ${_secs} s (limit 60)" [ "$_secs" -lt 60 ]
+	[ "$BATCH" = 1 ] || return 0
+	_w=$(mdelta "$1-b0" "$1-b1" maA tx_wqes)
+	_d=$(mdelta "$1-b0" "$1-b1" maA sq_doorbells)
+	check "$1_batched" "SQ doorbells per TX WQE under the load $(ratio "$_d" "$_w") ($_d of $_w)" \
+		awk -v d="$_d" -v w="$_w" 'BEGIN { exit !(w > 1000 && d < 0.5 * w) }'
+}
 
 if want ping; then
 	check ping "A pings B over the emulated wire" ping_ok
@@ -172,7 +219,8 @@ fi
 
 # ip link set down/up under load, on the sender and on the receiver.
 if want flap; then
-	udp_start A "$ADDR_B" 120 64 4
+	load_start 120
+	load_begin flap
 	i=0 ok=1
 	while [ "$i" -lt "$FLAPS" ]; do
 		ip -n A link set maA down && ip -n A link set maA up || ok=0
@@ -181,7 +229,8 @@ if want flap; then
 		sleep 0.5
 		i=$((i + 1))
 	done
-	udp_stop A
+	load_end flap
+	load_stop
 	check flap_ops "$FLAPS down/up rounds on each port under load" [ "$ok" = 1 ]
 	check flap_ping "A pings B after the flaps" ping_ok
 	check flap_inflight_zero "A's inflight 0 after the flaps ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
@@ -190,14 +239,16 @@ fi
 # ethtool -L under load.
 if want channels; then
 	max=$(in_ns A ethtool -l maA | awk '/^Pre-set/ { p = 1 } p && /^Combined/ { print $2; exit }')
-	udp_start A "$ADDR_B" 120 64 4
+	load_start 120
+	load_begin channels
 	ok=1
 	for n in 1 "$max" 1 "$max"; do
 		in_ns A ethtool -L maA combined "$n" || ok=0
 		in_ns B ethtool -L maB combined "$n" || ok=0
 		sleep 1
 	done
-	udp_stop A
+	load_end channels
+	load_stop
 	check channels_ops "ethtool -L combined 1 <-> $max on both ports under load" [ "$ok" = 1 ]
 	check channels_ping "A pings B after the channel changes" ping_ok
 	check channels_inflight_zero "A's inflight 0 after ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
@@ -208,7 +259,8 @@ if want mtu; then
 	# A driver whose MTU range is one value (5.15's mana: MTU changes came
 	# with jumbo frames in 6.4) refuses every change: nothing to test.
 	range=$(in_ns A ip -d link show dev maA | sed -n 's/.* minmtu \([0-9]*\) maxmtu \([0-9]*\).*/\1 \2/p')
-	udp_start A "$ADDR_B" 120 64 4
+	load_start 120
+	load_begin mtu
 	ok=1
 	if [ -n "$range" ] && [ "${range% *}" = "${range#* }" ]; then
 		result mtu_ops SKIP "this mana's MTU range is ${range% *} only (minmtu = maxmtu): no MTU change to make"
@@ -220,7 +272,8 @@ if want mtu; then
 		done
 		check mtu_ops "MTU 1400/1500/1280/1500 on both ports under load" [ "$ok" = 1 ]
 	fi
-	udp_stop A
+	load_end mtu
+	load_stop
 	check mtu_ping "A pings B after the MTU changes" ping_ok
 	check mtu_big_ping "a 1472-byte ping fits again" in_ns A ping -c 2 -W 2 -s 1472 -M do "$ADDR_B"
 	check mtu_inflight_zero "A's inflight 0 after ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
@@ -228,19 +281,22 @@ fi
 
 # rmmod/insmod under load: the ports vanish with packets in flight.
 if want reload; then
-	udp_start A "$ADDR_B" 300 64 4
+	load_start 300
+	load_begin reload
 	i=0 ok=1
 	while [ "$i" -lt "$RELOADS" ]; do
 		sleep 1
 		if grep -q '^mana_ib ' /proc/modules; then rmmod mana_ib || ok=0; fi
 		rmmod mana || ok=0
 		insmod /lib/modules/bqlkit/mana.ko || ok=0
+		batching_set || ok=0
 		sleep 1
 		mana_setup || ok=0
 		if [ "$(module_status mana_ib)" = ok ]; then insmod /lib/modules/bqlkit/mana_ib.ko || ok=0; fi
 		i=$((i + 1))
 	done
-	udp_stop A
+	load_end reload
+	load_stop
 	check reload_ops "$RELOADS rmmod/insmod rounds of mana under load" [ "$ok" = 1 ]
 	check reload_ping "A pings B after the reloads" ping_ok
 	check reload_inflight_zero "A's inflight 0 after ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
