@@ -62,7 +62,7 @@ for k in $(test_kernels); do
 	vm_smoke "vm-$series" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-smoke-$k.log"
 	# 1, 2 and 4 queues; NAPI for GRO alone, for XDP, threaded: each
 	# txq's charges completed on that txq (guest/mq.sh).
-	vm_smoke "vm-$series-mq" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-mq-$k.log" --scenario mq --slow 50 --xdp xdp_pass
+	vm_smoke "vm-$series-mq" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-mq-$k.log" --scenario mq --xdp xdp_pass
 done
 
 # Kernel text patched under a flood (guest/textpoke.sh: pings, each
