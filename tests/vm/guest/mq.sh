@@ -52,6 +52,12 @@ for Q in $QUEUES; do
 		xdp) check "$T-mode" "xdp_pass attached to vethB" xdp_attach B vethB xdp_pass ;;
 		threaded) check "$T-mode" "vethB's NAPI threads on CPU 1" napi_thread 1 ;;
 		esac
+		# Without a thread, vethB's NAPI runs in the senders' softirq
+		# and paces them: hold it off 200 us after each poll (napi_defer)
+		# so that the rings fill and every txq gets charges.
+		case $M in
+		gro | xdp) napi_defer 200 || emit "napi defer=failed" ;;
+		esac
 		ping_ok
 		# Two senders, one on each CPU: a ring fills while its NAPI
 		# runs on the other CPU, so charges stand on every txq.
