@@ -313,7 +313,7 @@ fi
 # emulator's known trouble with kernel text patched under load -- so XDP
 # stays in the xdp phase's single attach, and this phase runs after it.)
 if want txbatch; then
-	param=/sys/module/mana/parameters/tx_doorbell_batching
+	param=$BATCH_PARAM
 	if [ ! -w "$param" ]; then
 		result txbatch SKIP "this mana has no tx_doorbell_batching parameter"
 	else
