@@ -1,12 +1,13 @@
 #!/bin/bash
-# VM smoke test on kernels built from a source tree (5.15, 6.6 LTS: no
-# Debian kernel image) by scripts/build-vm-kernel.sh, found as
+# VM smoke test on kernels built from a source tree (5.15, 6.6, 6.18 LTS:
+# no Debian kernel image) by scripts/build-vm-kernel.sh, found as
 # $BQLKIT_CACHE/kernels/KVER/.bqlkit-tree-kernel (holding the O= build
 # directory, which has a full Module.symvers).  For each: build the kit's
 # veth against that directory, then run t60's smoke scenario with the stock
 # veth (for the log: 6.6's has no BQL) and with the kit's, whose checks must
-# all pass; then t76's receiver-down scenario (tests/vm/xoff.sh) with the
-# kit's.  CI builds no such kernel: without one this file skips.
+# all pass; then, with the kit's, t60's multiqueue scenario (guest/mq.sh)
+# and t76's receiver-down scenario (tests/vm/xoff.sh).  CI builds no
+# such kernel: without one this file skips.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -27,7 +28,11 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 		fail "$t" "$odir is not the build directory of $k (rebuild it: scripts/build-vm-kernel.sh TREE $odir)"
 		continue
 	fi
-	if ! out=$(KDIR=$odir "$BQLKIT_TOP/scripts/build.sh" "$k" veth 2>&1); then
+	# The base from the kernel's own tree (the O= directory's source link),
+	# as t82 does: the kit refuses a base of another sublevel.
+	bases=$BQLKIT_BUILD/tree-bases/$k
+	if ! out=$(BQLKIT_BASES=$bases "$BQLKIT_TOP/scripts/import-source.sh" "$odir/source" 2>&1) ||
+		! out=$(BQLKIT_BASES=$bases KDIR=$odir "$BQLKIT_TOP/scripts/build.sh" "$k" veth 2>&1); then
 		fail "$t-build" "$(grep -m1 'error' <<<"$out" || tail -1 <<<"$out")"
 		continue
 	fi
@@ -38,6 +43,9 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 	"$BQLKIT_TOP/tests/vm/smoke.sh" --kver "$k" --log "$log-stock.log" --quiet >/dev/null 2>"$log-stock.err" || true
 	grep -o 'BQLKIT \(rtt label=loaded\|bql label=load\).*' "$log-stock.log" 2>/dev/null | sed "s/^/$t (stock veth): /" >&2 || true
 	vm_smoke "$t" "$k" "$ko" "$log.log"
+	# t60's multiqueue scenario (issue 32 item 1): 1, 2 and 4 queues with
+	# NAPI from GRO, XDP or threaded; every txq's charges completed on it.
+	vm_smoke "$t-mq" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-mq-$k.log" --scenario mq --xdp xdp_pass
 	# t76's receiver-down scenario (issue 14, finding 3) on this base too.
 	vm_xoff "$t" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-xoff-$k.log"
 done
