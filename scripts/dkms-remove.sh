@@ -17,6 +17,9 @@ left=$(for d in "$tree"/*/*/module; do
 	for f in "$d"/*.ko*; do [ -f "$f" ] && echo "$k $(basename "$f")"; done
 done)
 kernels=$(cut -d' ' -f1 <<<"$left" | sort -u | tr '\n' ' ')
+# Their images may hold the kit's modules: pending until regenerated, so
+# that a run interrupted from here on is finished by the next one.
+[ -z "$kernels" ] || "$BQLKIT_TOP/scripts/initramfs.sh" --defer $kernels
 step "dkms remove bqlkit/$v --all${kernels:+ (installed for: ${kernels% })}"
 dkms remove "bqlkit/$v" --all >>/var/log/bqlkit-dkms.log 2>&1 ||
 	note "dkms remove bqlkit/$v --all failed (log: /var/log/bqlkit-dkms.log); removing its files by hand"

@@ -10,10 +10,47 @@
 # update-initramfs -u -k KVER.  One line per kernel says what was done.
 # Kernels without an image, or whose image has none of the drivers, are left
 # alone.  BQLKIT_NO_INITRAMFS=1 skips all of it.
+#
+#   initramfs.sh --defer KVER...
+#
+# records KVER... as pending before a change to their modules (dkms remove,
+# a replaced source): every later run (of install, uninstall, or this
+# script with no KVER) regenerates the pending kernels too, and clears each
+# one once its image is right.  So an install or uninstall interrupted
+# between changing the modules and regenerating the image (SIGHUP, SIGINT,
+# a crash) is finished by the next run instead of leaving the kit in the
+# image.  The list is root's: /var/lib/bqlkit/initramfs-pending.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ -z "${BQLKIT_NO_INITRAMFS:-}" ] || exit 0
+state=/var/lib/bqlkit
+pending=$state/initramfs-pending
+# A kernel release as /boot and update-initramfs name it: nothing else is
+# recorded or read back.
+release_re='[0-9]+\.[0-9]+[A-Za-z0-9._+~-]*'
+is_release() { [[ $1 =~ ^${release_re}$ ]]; }
+pending_add() {
+	local k
+	for k in "$@"; do is_release "$k" || die "initramfs.sh: '$k' is not a kernel release"; done
+	mkdir -p "$state"
+	{ cat "$pending" 2>/dev/null || true; printf '%s\n' "$@"; } | sort -u >"$pending.tmp"
+	mv "$pending.tmp" "$pending"
+}
+pending_del() {
+	[ -f "$pending" ] || return 0
+	grep -vxF -- "$1" "$pending" >"$pending.tmp" || true
+	if [ -s "$pending.tmp" ]; then mv "$pending.tmp" "$pending"; else rm -f "$pending.tmp" "$pending"; fi
+}
+if [ "${1:-}" = --defer ]; then
+	shift
+	pending_add "$@"
+	exit 0
+fi
+for k in "$@"; do is_release "$k" || die "initramfs.sh: '$k' is not a kernel release"; done
+# The kernels given, and those an earlier, interrupted run left pending.
+mapfile -t kernels < <({ printf '%s\n' "$@"; grep -xE "$release_re" "$pending" 2>/dev/null || true; } | grep . | sort -u)
+
 mods=()
 for d in $BQLKIT_DRIVERS; do
 	m=$(sed -n 's/^MODULES="\(.*\)"/\1/p' "$BQLKIT_TOP/drivers/$d/driver.conf" 2>/dev/null || true)
@@ -23,21 +60,24 @@ re=$(printf '%s|' "${mods[@]}")
 re="/(${re%|})\\.ko(\\.(xz|zst|gz))?\$"
 
 rc=0
-for k in "$@"; do
+for k in ${kernels[@]+"${kernels[@]}"}; do
 	img=/boot/initrd.img-$k
-	[ -f "$img" ] || continue
+	[ -f "$img" ] || { pending_del "$k"; continue; }
 	if ! command -v lsinitramfs >/dev/null || ! command -v update-initramfs >/dev/null; then
 		note "initramfs of $k: $img exists but initramfs-tools is not installed: regenerate it yourself if it holds ${mods[*]}"
+		pending_del "$k"
 		continue
 	fi
 	inside=$(lsinitramfs "$img" 2>/dev/null | grep -E "$re" | sed 's|.*/||; s|\.ko.*||' | sort -u | tr '\n' ' ' || true)
 	if [ -z "$inside" ]; then
 		note "initramfs of $k: holds none of ${mods[*]}, left alone"
+		pending_del "$k"
 		continue
 	fi
 	step "initramfs of $k holds ${inside% }: update-initramfs -u -k $k"
 	if out=$(update-initramfs -u -k "$k" 2>&1); then
 		note "initramfs of $k regenerated"
+		pending_del "$k"
 	else
 		note "update-initramfs -u -k $k failed: $(tail -1 <<<"$out"); run it again before rebooting into $k"
 		rc=1

@@ -164,12 +164,18 @@ cleanup() {
 		note "install failed or interrupted: removing bqlkit/$ver from DKMS again"
 		dkms remove "bqlkit/$ver" --all >/dev/null 2>&1 || true
 		rm -rf "$src"
-		[ -z "${done_k:-}" ] || "$BQLKIT_TOP/scripts/initramfs.sh" $done_k || true
+		# The kernels built before, and those a replaced source had
+		# (pending: scripts/initramfs.sh --defer).
+		"$BQLKIT_TOP/scripts/initramfs.sh" ${done_k:-} || true
 	fi
 	exit $rc
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# SIGHUP (an SSH session that drops) must not skip the cleanup either; its
+# terminal is gone, so the cleanup's messages go to the DKMS log.
+trap 'exec >>/var/log/bqlkit-dkms.log 2>&1; exit 129' HUP
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-src.XXXXXX")
 "$BQLKIT_TOP/scripts/make-dkms-source.sh" "$stage/bqlkit-$ver" >/dev/null
@@ -182,8 +188,11 @@ if [ -n "$(dkms_status)" ]; then
 	else
 		step "replacing bqlkit/$ver in DKMS (its source changed)"
 		# Rebuilt below for these kernels too, not only for $kver.
-		others="$others $(dkms_status |
-			sed -n 's/^[^,]*, \([^,]*\),.*: installed.*/\1/p' | grep -vx "$kver" || true)"
+		had=$(dkms_status | sed -n 's/^[^,]*, \([^,]*\),.*: installed.*/\1/p')
+		others="$others $(grep -vx "$kver" <<<"$had" || true)"
+		# Their images hold the old source's modules until regenerated,
+		# also when this install fails or is interrupted from here on.
+		[ -z "$had" ] || "$BQLKIT_TOP/scripts/initramfs.sh" --defer $had
 		dkms remove "bqlkit/$ver" --all >/dev/null
 	fi
 fi

@@ -27,3 +27,6 @@ for v in "${vers[@]}"; do
 	fi
 	rm -rf "/usr/src/bqlkit-$v"
 done
+# Images an interrupted install or uninstall left holding the kit's modules
+# (scripts/initramfs.sh --defer): regenerated now.
+"$BQLKIT_TOP/scripts/initramfs.sh"

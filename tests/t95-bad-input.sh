@@ -209,32 +209,101 @@ clean driver-build-fails
 cp "$tmp/Kbuild.mana" "$kit/drivers/mana/Kbuild"
 lap "driver build failure"
 
-# SIGINT while DKMS builds, then again: the second run installs.
+# SIGINT while DKMS builds, then again: the second run installs; the same
+# for SIGHUP (an SSH session that drops).
 # (set -m: the job gets its own process group and, unlike a plain background
-# job of a script, does not ignore SIGINT.  perl resets SIGINT to its default
-# first: a shell cannot undo an ignored SIGINT it inherited, as when this
-# suite itself runs as a background job.)
-out=$(cr "set -m; cd /root/bqlkit && { perl -e '\$SIG{INT} = \"DEFAULT\"; exec @ARGV or die' make install KVER=$K1 >/tmp/install.log 2>&1 & pid=\$!; }
-	for i in \$(seq 600); do grep -q 'dkms build + install' /tmp/install.log && break; sleep 0.5; done
-	sleep 1; kill -INT -- -\$pid; wait \$pid; echo rc=\$?; cat /tmp/install.log") || true
-has sigint-exit-130 '^rc=130$' "$out"
-has sigint-says-removing 'interrupted: removing bqlkit' "$out"
-# Once the install has returned, nothing of DKMS's build still runs: DKMS
-# makes in a background job that ignores SIGINT, and that make, left running,
-# wrote into the tree the install had removed (sigint-nothing-left, twice in
-# CI).  A process works on the tree when its cwd is in it (DKMS's make) or an
-# argument names it (Kbuild's, M=...); the pattern is split so that this
-# shell's own command line does not match.
-still=$(cr 't=/var/lib/dkms; t=$t/bqlkit; for p in /proc/[0-9]*; do c=$(readlink "$p/cwd") || continue; a=$(tr "\0" " " <"$p/cmdline") || continue; case "$c $a" in *"$t"*) echo "$(cat "$p/comm") (cwd $c)";; esac; done' | tr '\n' ';')
-if [ -z "$still" ]; then
-	pass sigint-nothing-running
-else
-	fail sigint-nothing-running "still working on the DKMS tree after the install returned: $still"
-fi
-why_left="the install's last lines: $(tail -3 <<<"$out" | tr '\n' ';')"
-clean sigint
-why_left=
-lap "SIGINT"
+# job of a script, does not ignore SIGINT.  perl resets the signal to its
+# default first: a shell cannot undo an ignored SIGINT it inherited, as when
+# this suite itself runs as a background job.)
+# interrupt_install SIG NAME: make install KVER=$K1, SIG to its process
+# group once DKMS builds; NAME-exit-N, NAME-says-removing, and nothing of
+# it left or still running.  (With SIGHUP the terminal is gone: install
+# writes its cleanup's lines to the DKMS log.)
+interrupt_install() {
+	local sig=$1 name=$2 code out still
+	code=$((128 + $(kill -l "$sig")))
+	out=$(cr "set -m; : >/var/log/bqlkit-dkms.log; cd /root/bqlkit && { perl -e '\$SIG{$sig} = \"DEFAULT\"; exec @ARGV or die' make install KVER=$K1 >/tmp/install.log 2>&1 & pid=\$!; }
+		for i in \$(seq 600); do grep -q 'dkms build + install' /tmp/install.log && break; sleep 0.5; done
+		sleep 1; kill -$sig -- -\$pid; wait \$pid; echo rc=\$?; cat /tmp/install.log; grep -h '^bqlkit' /var/log/bqlkit-dkms.log") || true
+	has "$name-exit-$code" "^rc=$code\$" "$out"
+	has "$name-says-removing" 'interrupted: removing bqlkit' "$out"
+	# Once the install has returned, nothing of DKMS's build still runs:
+	# DKMS makes in a background job that ignores SIGINT, and that make,
+	# left running, wrote into the tree the install had removed
+	# (sigint-nothing-left, twice in CI).  A process works on the tree when
+	# its cwd is in it (DKMS's make) or an argument names it (Kbuild's,
+	# M=...); the pattern is split so that this shell's own command line
+	# does not match.
+	still=$(cr 't=/var/lib/dkms; t=$t/bqlkit; for p in /proc/[0-9]*; do c=$(readlink "$p/cwd") || continue; a=$(tr "\0" " " <"$p/cmdline") || continue; case "$c $a" in *"$t"*) echo "$(cat "$p/comm") (cwd $c)";; esac; done' | tr '\n' ';')
+	if [ -z "$still" ]; then
+		pass "$name-nothing-running"
+	else
+		fail "$name-nothing-running" "still working on the DKMS tree after the install returned: $still"
+	fi
+	why_left="the install's last lines: $(tail -3 <<<"$out" | tr '\n' ';')"
+	clean "$name"
+	why_left=
+	lap "$sig"
+}
+interrupt_install INT sigint
+interrupt_install HUP sighup
+
+# The initramfs when an install or uninstall stops half-way.  Stubs stand
+# for initramfs-tools (a real update-initramfs takes a minute): lsinitramfs
+# lists a veth.ko, update-initramfs records its calls in /var/tmp/ui-calls
+# and, while /var/tmp/ui-hold exists, waits to be interrupted; a dkms
+# wrapper fails "dkms install" while /var/tmp/dkms-fail exists.
+sb=$R/usr/local/sbin
+cat >"$sb/lsinitramfs" <<'EOF'
+#!/bin/sh
+echo usr/lib/modules/x/kernel/drivers/net/veth.ko
+EOF
+cat >"$sb/update-initramfs" <<'EOF'
+#!/bin/sh
+echo "$*" >>/var/tmp/ui-calls
+[ ! -e /var/tmp/ui-hold ] || { touch /var/tmp/ui-waiting; sleep 120; }
+EOF
+cat >"$sb/dkms" <<'EOF'
+#!/bin/sh
+[ "$1" = install ] && [ -e /var/tmp/dkms-fail ] && { echo "dkms: planted failure" >&2; exit 10; }
+exec /usr/sbin/dkms "$@"
+EOF
+chmod +x "$sb/lsinitramfs" "$sb/update-initramfs" "$sb/dkms"
+ui_calls() { tr '\n' ';' <"$R/var/tmp/ui-calls" 2>/dev/null || true; }
+rm -f "$R/var/tmp/ui-"*
+out=$(cr "cd /root/bqlkit && make install KVER=$K1") && rc=0 || rc=$?
+check initramfs-install-regenerates bash -c "[ $rc -eq 0 ] && [ '$(ui_calls)' = '-u -k $K1;' ]"
+# A changed kit source whose first kernel's DKMS build fails: the old
+# modules are gone from DKMS, so the image that held them is regenerated.
+echo '# changed' >>"$kit/drivers/veth/driver.conf"
+touch "$R/var/tmp/dkms-fail"
+rm -f "$R/var/tmp/ui-calls"
+out=$(cr "cd /root/bqlkit && make install KVER=$K1") && rc=0 || rc=$?
+rm -f "$R/var/tmp/dkms-fail"
+check source-changed-fails-exit-nonzero test "$rc" -ne 0
+has source-changed-fails-replaced 'replacing bqlkit/.* in DKMS (its source changed)' "$out"
+check source-changed-fails-initramfs-regenerated test "$(ui_calls)" = "-u -k $K1;"
+clean source-changed-fails
+sed -i '$d' "$kit/drivers/veth/driver.conf"
+# An uninstall interrupted (SIGINT) while it regenerates the image, then run
+# again: the second run regenerates it (it found nothing to do before).
+out=$(cr "cd /root/bqlkit && make install KVER=$K1") && rc=0 || rc=$?
+check initramfs-reinstall test "$rc" -eq 0
+rm -f "$R/var/tmp/ui-calls"
+touch "$R/var/tmp/ui-hold"
+out=$(cr "set -m; cd /root/bqlkit && { perl -e '\$SIG{INT} = \"DEFAULT\"; exec @ARGV or die' make uninstall >/tmp/uninstall.log 2>&1 & pid=\$!; }
+	for i in \$(seq 600); do [ -e /var/tmp/ui-waiting ] && break; sleep 0.5; done
+	kill -INT -- -\$pid; wait \$pid; echo rc=\$?; cat /tmp/uninstall.log") || true
+rm -f "$R/var/tmp/ui-hold" "$R/var/tmp/ui-waiting"
+has uninstall-interrupted-exit-130 '^rc=130$' "$out"
+check uninstall-interrupted-in-initramfs test "$(ui_calls)" = "-u -k $K1;"
+rm -f "$R/var/tmp/ui-calls"
+out=$(cr "cd /root/bqlkit && make uninstall") && rc=0 || rc=$?
+check uninstall-rerun-exit-0 test "$rc" -eq 0
+check uninstall-rerun-regenerates test "$(ui_calls)" = "-u -k $K1;"
+clean uninstall-interrupted
+rm -f "$sb/lsinitramfs" "$sb/update-initramfs" "$sb/dkms" "$R/var/tmp/ui-calls"
+lap "initramfs after interruptions"
 
 # An unsigned module where the kernel enforces signatures: refused with the
 # enrollment advice, rolled back.
