@@ -39,6 +39,16 @@ else
 	IFS=$'\t' read -r kver why < <("$BQLKIT_TOP/scripts/pick-kernel.sh")
 fi
 [ -n "$kver" ] || die "no kernel to build for"
+# A kernel that would refuse what DKMS signs (Secure Boot with DKMS's key
+# not enrolled, signature enforcement) keeps its in-tree drivers: exit 3
+# before anything is installed (README: exit statuses).
+trust_rc=0
+refusal=$("$BQLKIT_TOP/scripts/module-trust.sh" "$kver") || trust_rc=$?
+case $trust_rc in
+0) ;;
+1) echo "bqlkit: error: $refusal" >&2; exit 3 ;;
+*) die "cannot tell whether kernel $kver loads DKMS-signed modules (scripts/module-trust.sh exit $trust_rc)" ;;
+esac
 step "building for $kver ($why)"
 
 # Headers first: they tell the kernel's version and so the source needed.
@@ -96,6 +106,8 @@ if [ -n "$all" ]; then
 		s=$(series_of "$(kernel_version "$(kdir_for "$k")" 2>/dev/null || echo unknown.0)")
 		if [ ! -d "$BQLKIT_TOP/patches/veth/$s" ]; then
 			note "skipping kernel $k: the kit has no base for Linux $s (it carries: $carried)"
+		elif ! refusal=$("$BQLKIT_TOP/scripts/module-trust.sh" "$k"); then
+			note "skipping kernel $k: ${refusal:-scripts/module-trust.sh failed}"
 		elif ensure_base "$(kdir_for "$k")"; then
 			others="$others $k"
 		else

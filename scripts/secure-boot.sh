@@ -15,41 +15,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-cert=/var/lib/dkms/mok.pub
-for f in /etc/dkms/framework.conf /etc/dkms/framework.conf.d/*.conf; do
-	[ -f "$f" ] || continue
-	c=$(sed -n 's/^[[:space:]]*mok_certificate=["'\'']\{0,1\}\([^"'\'']*\).*/\1/p' "$f" | tail -1)
-	[ -z "$c" ] || cert=$c
-done
-
-sb_state() {
-	if [ -n "${BQLKIT_SB_STATE:-}" ]; then
-		echo "$BQLKIT_SB_STATE"
-	elif command -v mokutil >/dev/null && out=$(mokutil --sb-state 2>&1); then
-		case $out in *"SecureBoot enabled"*) echo enabled ;; *) echo disabled ;; esac
-	else
-		# No mokutil, or no EFI variables (BIOS boot, container, chroot).
-		local v
-		v=$(od -An -tu1 -j4 -N1 /sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c 2>/dev/null | tr -d ' ' || true)
-		[ "$v" = 1 ] && echo enabled || echo disabled
-	fi
-}
-
-enrolled() {
-	if [ -n "${BQLKIT_MOK_ENROLLED:-}" ]; then
-		[ "$BQLKIT_MOK_ENROLLED" = yes ]
-	else
-		command -v mokutil >/dev/null && mokutil --test-key "$cert" 2>&1 | grep -q 'already enrolled'
-	fi
-}
-
-# enforced KVER: the kernel refuses unsigned modules.
-enforced() {
-	[ "${BQLKIT_SIG_ENFORCE:-}" = 1 ] && return 0
-	[ "$sb" = enabled ] && return 0
-	[ "$1" = "$(uname -r)" ] && [ "$(cat /sys/module/module/parameters/sig_enforce 2>/dev/null)" = Y ] && return 0
-	grep -qx 'CONFIG_MODULE_SIG_FORCE=y' "/boot/config-$1" 2>/dev/null
-}
+# sb_state, enrolled, enforced_why, trust_cert: the kit's one answer to
+# "does this kernel load what DKMS signed" (install.sh and dkms.conf ask it
+# before installing anything).
+# shellcheck source=module-trust.sh
+BQLKIT_TRUST_LIB=1 . "$BQLKIT_TOP/scripts/module-trust.sh"
+cert=$(trust_cert)
+enforced() { [ -n "$(enforced_why "$1")" ]; }
 
 enroll="mokutil --import $cert (choose a one-time password), reboot, and in the blue MOK manager choose 'Enroll MOK', 'Continue', 'Yes', enter that password and reboot"
 sb=$(sb_state)

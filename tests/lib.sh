@@ -273,14 +273,14 @@ vm_mana() {
 }
 
 # vm_smoke NAME KVER KO LOG [ARGS...]: t60's smoke scenario (tests/vm/smoke.sh
-# ARGS: --scenario textpoke, ...) on kernel KVER with the kit's veth KO; one
-# result line per guest check, named NAME-<check>; the loaded RTT and BQL
-# lines go to stderr.
+# ARGS: --scenario textpoke, ...) on kernel KVER with the kit's veth KO
+# (empty: the kernel's own); one result line per guest check, named
+# NAME-<check>; the loaded RTT and BQL lines go to stderr.
 vm_smoke() {
 	local name=$1 k=$2 ko=$3 log=$4 rc=0
 	shift 4
 	mkdir -p "$(dirname "$log")"
-	"$BQLKIT_TOP/tests/vm/smoke.sh" --kver "$k" --veth "$ko" --log "$log" --quiet "$@" >/dev/null 2>"$log.err" || rc=$?
+	"$BQLKIT_TOP/tests/vm/smoke.sh" --kver "$k" ${ko:+--veth "$ko"} --log "$log" --quiet "$@" >/dev/null 2>"$log.err" || rc=$?
 	if ! grep -q 'BQLKIT-END' "$log" 2>/dev/null; then
 		fail "$name-run" "the VM run did not complete: $(tail -1 "$log.err" 2>/dev/null) (log: $log)$(vm_crash_note "$log")"
 		return 0

@@ -161,11 +161,31 @@ bad bench-mana-nothing "BENCH_LATENCY=0 and BENCH_COST_COUNT=0: nothing to bench
 bad bench-mana-kernel-unknown "BENCH_KERNELS: 9.9.9-99-amd64 is neither an installed kernel with headers" \
 	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS=9.9.9-99-amd64
 
-# Secure Boot: the advice, and the refusal of an unsigned module (a fake
-# /lib/modules is not possible here: use the DKMS tree of t50's kind).
-out=$(BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=no "$BQLKIT_TOP/scripts/secure-boot.sh" 2>&1) && rc=0 || rc=$?
-check secure-boot-enroll-advice-exit-0 test "$rc" -eq 0
-has secure-boot-enroll-advice 'Secure Boot is on: .* mokutil --import /var/lib/dkms/mok.pub .*reboot' "$out"
+# Secure Boot and signature enforcement (scripts/module-trust.sh): where
+# the kernel would refuse what DKMS signs, the kit is not installed (exit
+# 3, one line with the enrollment steps) and the in-tree drivers stay.
+trust() { "$BQLKIT_TOP/scripts/module-trust.sh" "$K1" 2>&1; }
+out=$(BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=no trust) && rc=0 || rc=$?
+check trust-sb-not-enrolled-exit-1 test "$rc" -eq 1
+has trust-sb-not-enrolled-says-enroll "would refuse the kit's modules (Secure Boot is on and DKMS's key .* is not enrolled).*mokutil --import .*reboot.*Enroll MOK" "$out"
+check trust-sb-enrolled-accepted env BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=yes "$BQLKIT_TOP/scripts/module-trust.sh" "$K1"
+out=$(BQLKIT_SB_STATE=disabled BQLKIT_SIG_ENFORCE=1 trust) && rc=0 || rc=$?
+check trust-sig-enforce-exit-1 test "$rc" -eq 1
+has trust-sig-enforce-says-why "with Secure Boot off it trusts no key DKMS made" "$out"
+check trust-sig-enforce-key-trusted env BQLKIT_SB_STATE=disabled BQLKIT_SIG_ENFORCE=1 BQLKIT_KEY_TRUSTED=1 "$BQLKIT_TOP/scripts/module-trust.sh" "$K1"
+check trust-nothing-enforced env BQLKIT_SB_STATE=disabled "$BQLKIT_TOP/scripts/module-trust.sh" "$K1"
+bad trust-bad-kver "module-trust.sh: '../x' is not a kernel release" "$BQLKIT_TOP/scripts/module-trust.sh" ../x
+if [ "$(id -u)" = 0 ]; then
+	# install.sh's own status is 3 (make's is 2, with its "Error 3" line).
+	out=$(BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=no "$BQLKIT_TOP/scripts/install.sh" "$K1" 2>&1) && rc=0 || rc=$?
+	check secure-boot-install-exit-3 test "$rc" -eq 3
+	check secure-boot-install-one-line test "$(grep -c . <<<"$out")" -eq 1
+	bad secure-boot-make-install "^bqlkit: error: kernel $K1 would refuse the kit's modules .*mokutil --import" \
+		env BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=no make -s -C "$BQLKIT_TOP" install KVER="$K1"
+else
+	skip secure-boot-install "needs root"
+fi
+# After an install: an unsigned module where signatures are enforced.
 out=$(BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=yes "$BQLKIT_TOP/scripts/secure-boot.sh" 2>&1) || true
 lacks secure-boot-enrolled-no-advice 'mokutil --import' "$out"
 
@@ -305,14 +325,28 @@ clean uninstall-interrupted
 rm -f "$sb/lsinitramfs" "$sb/update-initramfs" "$sb/dkms" "$R/var/tmp/ui-calls"
 lap "initramfs after interruptions"
 
-# An unsigned module where the kernel enforces signatures: refused with the
-# enrollment advice, rolled back.
+# Signatures enforced and DKMS's key not trusted: make install refuses
+# (exit 3) before installing anything; DKMS itself (the .deb's postinst,
+# autoinstall for a later kernel) skips the kernel and succeeds.
+out=$(cr "cd /root/bqlkit && BQLKIT_SIG_ENFORCE=1 BQLKIT_NO_INITRAMFS=1 scripts/install.sh $K1; echo rc=\$?") || true
+has sig-enforced-install-exit-3 '^rc=3$' "$out"
+has sig-enforced-install-says-why "^bqlkit: error: kernel $K1 would refuse the kit's modules (signatures enforced" "$out"
+clean sig-enforced-install
+out=$(cr "cd /root/bqlkit && make -s dkms-source >/dev/null && dkms add bqlkit/$ver >/dev/null &&
+	{ BQLKIT_SIG_ENFORCE=1 dkms install bqlkit/$ver -k $K1; echo rc=\$?; BQLKIT_SIG_ENFORCE=1 dkms autoinstall -k $K1; echo autoinstall-rc=\$?; }
+	dkms remove bqlkit/$ver --all >/dev/null; rm -rf /usr/src/bqlkit-$ver" 2>&1) || true
+has sig-enforced-dkms-skips "bqlkit: skipping kernel $K1: kernel $K1 would refuse the kit's modules" "$out"
+has sig-enforced-dkms-exit-77 '^rc=77$' "$out"
+has sig-enforced-autoinstall-exit-0 '^autoinstall-rc=0$' "$out"
+clean sig-enforced-dkms
+# Secure Boot on and DKMS's key enrolled, but DKMS did not sign (no
+# sign-file): the install is rolled back with the fix.
 cr "mkdir -p /etc/dkms/framework.conf.d && echo 'sign_file=/nonexistent/sign-file' >/etc/dkms/framework.conf.d/bqlkit-test-nosign.conf" >/dev/null
 bad unsigned-module-enforced "did not sign .*veth.ko.* mokutil --import /var/lib/dkms/mok.pub" \
-	cr "cd /root/bqlkit && BQLKIT_SIG_ENFORCE=1 BQLKIT_NO_INITRAMFS=1 make install KVER=$K1"
+	cr "cd /root/bqlkit && BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=yes BQLKIT_NO_INITRAMFS=1 make install KVER=$K1"
 clean unsigned-module-enforced
 cr "rm /etc/dkms/framework.conf.d/bqlkit-test-nosign.conf" >/dev/null
-lap "unsigned module"
+lap "signatures"
 
 out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install KVER=$K1") && rc=0 || rc=$?
 check after-interrupt-install-again bash -c "[ $rc -eq 0 ] && [ '$(installed_for)' = '$K1 ' ]"
