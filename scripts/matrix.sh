@@ -20,14 +20,17 @@ rm -rf "$out"
 mkdir -p "$out/cells" "$results"
 start=$(date +%s)
 
-# chroot_dir SUITE: an unpacked chroot of SUITE with a compiler, cached.
+# chroot_include: what a build needs in a chroot (scripts/build-deps.list,
+# but for dkms: the cells build with make): a cached chroot made with
+# another list is made again.
+chroot_include() { echo "$(build_deps | grep -vx dkms | tr '\n' ,)ca-certificates,binutils,perl"; }
+
+# chroot_dir SUITE: an unpacked chroot of SUITE with a compiler, cached
+# (under chroot_hold's exclusive lock when it changes anything).
 chroot_dir() {
 	local s=$1 dir=$BQLKIT_CACHE/chroots/$1-amd64 tar=$BQLKIT_CACHE/chroots/$1-amd64.tar
-	# What a build needs in the chroot (scripts/build-deps.list, but for
-	# dkms: the cells build with make): a cached chroot made with another
-	# list is made again.
 	local include
-	include=$(build_deps | grep -vx dkms | tr '\n' ,)ca-certificates,binutils,perl
+	include=$(chroot_include)
 	if { [ -e "$tar" ] || [ -e "$dir/.ready" ]; } && [ "$(cat "$tar.packages" 2>/dev/null)" != "$include" ]; then
 		! mountpoint -q "$dir/proc" || umount "$dir/proc" || umount -l "$dir/proc"
 		rm -rf "$dir" "$tar"
@@ -67,6 +70,28 @@ chroot_dir() {
 		touch "$dir/.ready"
 	fi
 	echo "$dir"
+}
+
+# chroot_hold SUITE: this run holds the SUITE chroot until it ends (the
+# lock file's descriptor stays open): shared while it builds there, so
+# that runs beside it (make bench beside make check) build there too but
+# none deletes or re-unpacks it under another's builds; exclusive (taken
+# here, waiting for every holder) when chroot_dir must make, replace or
+# unpack it.  The caller takes the shared lock back after chroot_dir.
+declare -A chroot_fd=()
+chroot_hold() {
+	local s=$1 lock=$BQLKIT_CACHE/chroots/$1-amd64.lock fd
+	[ -z "${chroot_fd[$s]:-}" ] || return 0
+	mkdir -p "${lock%/*}"
+	exec {fd}>>"$lock"
+	chroot_fd[$s]=$fd
+	flock -s "$fd"
+	[ -e "$BQLKIT_CACHE/chroots/$s-amd64/.ready" ] &&
+		[ "$(cat "$BQLKIT_CACHE/chroots/$s-amd64.tar.packages" 2>/dev/null)" = "$(chroot_include)" ] && return 0
+	flock -n -x "$fd" || {
+		step "waiting for the other runs that use the $s chroot (lock $lock): this one must make or replace it"
+		flock -x "$fd"
+	}
 }
 
 # in_chroot DIR CMD...: run CMD in the chroot, with /proc mounted.
@@ -139,7 +164,9 @@ while read -r id suite arch meta env; do
 		;;
 	chroot:*)
 		s=${env#chroot:}
+		chroot_hold "$s"
 		dir=$(chroot_dir "$s")
+		flock -s "${chroot_fd[$s]}"
 		pin=()
 		case $suite in *-backports) pin=(-t "$suite") ;; esac
 		alog=$out/$id.apt.log

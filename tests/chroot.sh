@@ -36,7 +36,20 @@ chroot_wanted() {
 	done
 }
 
+# chroot_tarball: the cached tarball, made first where missing or stale.
+# Made under a lock (two suites at once, t90 beside t95 in two checkouts,
+# must not both write it); a reader unpacks the file it opened, which a
+# new tarball replaces by rename.
 chroot_tarball() {
+	mkdir -p "$BQLKIT_CHROOT_DIR"
+	local fd rc=0
+	exec {fd}>>"$BQLKIT_CHROOT_DIR/.lock"
+	flock -x "$fd"
+	chroot_tarball_locked || rc=$?
+	exec {fd}>&-
+	return $rc
+}
+chroot_tarball_locked() {
 	local tar=$BQLKIT_CHROOT_DIR/bookworm-kit.tar.zst key=$BQLKIT_CHROOT_DIR/bookworm-kit.packages
 	local wanted
 	wanted=$(chroot_wanted | tr '\n' ' ')
@@ -45,7 +58,6 @@ chroot_tarball() {
 		echo "$tar"
 		return 0
 	fi
-	mkdir -p "$BQLKIT_CHROOT_DIR"
 	local pkgs=() p
 	for p in $wanted; do
 		pkgs+=("$p")

@@ -34,3 +34,21 @@ for r in doc["rows"]:
             print(f"FAIL {name}: {c['detail']}")
 EOF2
 check matrix-small-exit-status test "$rc" -eq 0
+
+# Chroots shared by runs at once (make bench beside make check): a run that
+# must replace a chroot waits while another run holds it, and deletes
+# nothing meanwhile.  A stand-in cache: a trixie chroot made with another
+# package list (so the run must replace it), held shared by this test.
+fake=$tmp/cache/chroots
+mkdir -p "$fake/trixie-amd64"
+touch "$fake/trixie-amd64/.ready" "$fake/trixie-amd64.tar"
+echo 'another list' >"$fake/trixie-amd64.tar.packages"
+exec {hold}>>"$fake/trixie-amd64.lock"
+flock -s "$hold"
+rc=0
+BQLKIT_CACHE=$tmp/cache MATRIX_RESULTS=$tmp/held BQLKIT_BUILD=$tmp/build-held \
+	timeout 15 "$BQLKIT_TOP/scripts/matrix.sh" '^trixie-6\.12$' >"$tmp/held.out" 2>&1 || rc=$?
+exec {hold}>&-
+check matrix-chroot-waits test "$rc" -eq 124
+has matrix-chroot-says-waiting "waiting for the other runs that use the trixie chroot" "$(cat "$tmp/held.out")"
+check matrix-chroot-left-alone test -e "$fake/trixie-amd64/.ready" -a -e "$fake/trixie-amd64.tar"
