@@ -41,7 +41,7 @@ fi
 [ -n "$kver" ] || die "no kernel to build for"
 # A kernel that would refuse what DKMS signs (Secure Boot with DKMS's key
 # not enrolled, signature enforcement) keeps its in-tree drivers: exit 3
-# before anything is installed (README: exit statuses).
+# before anything is installed (README, Install: Secure Boot).
 trust_rc=0
 refusal=$("$BQLKIT_TOP/scripts/module-trust.sh" "$kver") || trust_rc=$?
 case $trust_rc in

@@ -43,7 +43,7 @@ sb_state() {
 		case $_o in *"SecureBoot enabled"*) echo enabled ;; *) echo disabled ;; esac
 	else
 		# No mokutil, or no EFI variables (BIOS boot, container, chroot).
-		_v=$(od -An -tu1 -j4 -N1 /sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c 2>/dev/null | tr -d ' ')
+		_v=$(od -An -tu1 -j4 -N1 /sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c 2>/dev/null | tr -d ' ') || _v=
 		if [ "$_v" = 1 ]; then echo enabled; else echo disabled; fi
 	fi
 }
