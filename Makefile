@@ -5,10 +5,14 @@ SHELL := /bin/bash
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 export BQLKIT_CACHE ?= /var/cache/bqlkit
 
+# q: a value the user gave, single-quoted for the recipe's shell, so that
+# no value (KVER='6.1;cmd', a path with spaces) becomes shell text.
+q = '$(subst ','\'',$(1))'
+
 # KVER: the kernel to build for; default: the running kernel if its headers
 # are installed, else the distro's default kernel (scripts/pick-kernel.sh).
 # With KDIR= (a prepared kernel tree, e.g. 5.15 or 6.6): that tree's version.
-KVER ?= $(if $(KDIR),$(shell bash -c '. $(TOP)/scripts/lib.sh && kernel_version $(KDIR)' 2>/dev/null),$(shell $(TOP)/scripts/pick-kernel.sh --installed 2>/dev/null))
+KVER ?= $(if $(KDIR),$(shell bash -c '. $(TOP)/scripts/lib.sh && kernel_version "$$1"' _ $(call q,$(KDIR)) 2>/dev/null),$(shell $(TOP)/scripts/pick-kernel.sh --installed 2>/dev/null))
 # SRC (or KSRC): a kernel source to import (tarball, unpacked tree or git tree).
 KSRC ?=
 SRC ?= $(KSRC)
@@ -127,53 +131,55 @@ help:
 	@echo '  BQLKIT_UPDATE_EXPECTED=1 (t90: rewrite tests/expected/*.txt from this run; review the diff)'
 
 build modules:
-	@test -n "$(KVER)" || { echo 'bqlkit: error: no kernel headers installed; give KVER= or run make install' >&2; exit 1; }
-	BQLKIT_DRIVERS="$(DRIVERS)" $(TOP)/scripts/build.sh $(KVER)
+	@test -z $(call q,$(KDIR)) || test -d $(call q,$(KDIR)) || { echo 'bqlkit: error: KDIR='$(call q,$(KDIR))' does not exist: give the directory of a prepared kernel tree or its headers' >&2; exit 1; }
+	@test -n $(call q,$(KVER)) || { echo 'bqlkit: error: no kernel headers installed; give KVER= or run make install' >&2; exit 1; }
+	BQLKIT_DRIVERS=$(call q,$(DRIVERS)) $(TOP)/scripts/build.sh $(call q,$(KVER))
 
 import:
-	@test -n "$(SRC)" || { echo 'bqlkit: error: give SRC=<linux-source tarball, tree or git tree>' >&2; exit 1; }
-	BQLKIT_DRIVERS="$(DRIVERS)" $(TOP)/scripts/import-source.sh $(SRC)
+	@test -n $(call q,$(SRC)) || { echo 'bqlkit: error: give SRC=<linux-source tarball, tree or git tree>' >&2; exit 1; }
+	BQLKIT_DRIVERS=$(call q,$(DRIVERS)) $(TOP)/scripts/import-source.sh $(call q,$(SRC))
 
 fit:
-	@test -n "$(SRC)" || { echo 'bqlkit: error: give SRC=<kernel source, tree or git tree>' >&2; exit 1; }
-	BQLKIT_DRIVERS="$(DRIVERS) mvneta" BQLKIT_SRCVER="$(SRCVER)" $(TOP)/scripts/fit-source.sh $(SRC) $(KDIR)
+	@test -n $(call q,$(SRC)) || { echo 'bqlkit: error: give SRC=<kernel source, tree or git tree>' >&2; exit 1; }
+	BQLKIT_DRIVERS=$(call q,$(DRIVERS) mvneta) BQLKIT_SRCVER=$(call q,$(SRCVER)) $(TOP)/scripts/fit-source.sh $(call q,$(SRC)) $(if $(KDIR),$(call q,$(KDIR)))
 
 prepare-tree:
-	@test -n "$(TREE)" || { echo 'bqlkit: error: give TREE=<unpacked kernel tree>' >&2; exit 1; }
-	$(TOP)/scripts/prepare-tree.sh $(TREE)
+	@test -n $(call q,$(TREE)) || { echo 'bqlkit: error: give TREE=<unpacked kernel tree>' >&2; exit 1; }
+	$(TOP)/scripts/prepare-tree.sh $(call q,$(TREE))
 
 vm-kernel:
-	@test -n "$(TREE)" && test -n "$(OUT)" || { echo 'bqlkit: error: give TREE=<clean kernel tree> OUT=<build dir>' >&2; exit 1; }
-	$(TOP)/scripts/build-vm-kernel.sh $(TREE) $(OUT)
+	@test -n $(call q,$(TREE)) && test -n $(call q,$(OUT)) || { echo 'bqlkit: error: give TREE=<clean kernel tree> OUT=<build dir>' >&2; exit 1; }
+	$(TOP)/scripts/build-vm-kernel.sh $(call q,$(TREE)) $(call q,$(OUT))
 
 probe:
-	$(TOP)/scripts/probe.sh $${KDIR:-/lib/modules/$(KVER)/build} $(TOP)/build/$(KVER)/compat
+	k=$(call q,$(KVER)) && bash -c '. $(TOP)/scripts/lib.sh && valid_kver "$$1"' _ "$$k" && \
+		$(TOP)/scripts/probe.sh "$${KDIR:-/lib/modules/$$k/build}" "$(TOP)/build/$$k/compat"
 
 probe-report: probe
-	$(TOP)/scripts/probe-report.sh $${KDIR:-/lib/modules/$(KVER)/build} $(TOP)/build/$(KVER)/compat
+	k=$(call q,$(KVER)) && $(TOP)/scripts/probe-report.sh "$${KDIR:-/lib/modules/$$k/build}" "$(TOP)/build/$$k/compat"
 
 drift:
 	$(TOP)/scripts/check-drift.sh
 
 install:
-	$(TOP)/scripts/install.sh $(if $(filter command line,$(origin KVER)),$(KVER))
+	$(TOP)/scripts/install.sh $(if $(filter command line,$(origin KVER)),$(call q,$(KVER)))
 
 uninstall:
 	$(TOP)/scripts/uninstall.sh
 
 dkms-source:
-	$(TOP)/scripts/make-dkms-source.sh $(DESTDIR)
+	$(TOP)/scripts/make-dkms-source.sh $(if $(DESTDIR),$(call q,$(DESTDIR)))
 
 # Run by DKMS inside its build directory (see dkms.conf).
 dkms-build:
-	BQLKIT_BASES=$(TOP)/bases BQLKIT_BUILD=$(TOP)/build $(TOP)/scripts/build.sh $(KVER)
-	mkdir -p $(TOP)/out && cp $(TOP)/build/$(KVER)/*.ko $(TOP)/out/
+	BQLKIT_BASES=$(TOP)/bases BQLKIT_BUILD=$(TOP)/build $(TOP)/scripts/build.sh $(call q,$(KVER))
+	mkdir -p $(TOP)/out && cp $(TOP)/build/$(call q,$(KVER))/*.ko $(TOP)/out/
 
 dkms-clean:
 	rm -rf $(TOP)/build $(TOP)/out
 
 deb:
-	$(if $(DEB_VERSION),DEB_VERSION="$(DEB_VERSION)") $(TOP)/scripts/make-deb.sh
+	$(if $(DEB_VERSION),DEB_VERSION=$(call q,$(DEB_VERSION))) $(TOP)/scripts/make-deb.sh
 
 deps:
 	$(TOP)/scripts/install-deps.sh build
@@ -185,7 +191,7 @@ check-quick:
 	BQLKIT_QUICK=1 $(TOP)/tests/run.sh
 
 check-debug:
-	$(if $(DEBUG_SERIES),DEBUG_SERIES="$(DEBUG_SERIES)") $(if $(DEBUG_FLAVOURS),DEBUG_FLAVOURS="$(DEBUG_FLAVOURS)") \
+	$(if $(DEBUG_SERIES),DEBUG_SERIES=$(call q,$(DEBUG_SERIES))) $(if $(DEBUG_FLAVOURS),DEBUG_FLAVOURS=$(call q,$(DEBUG_FLAVOURS))) \
 		$(TOP)/tests/check-debug.sh
 
 # Environment BENCH_* reaches scripts/bench.sh (bench-mana.sh with DRIVER=mana) as is (make VAR=... exports it too).
@@ -195,10 +201,13 @@ BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BEN
 	BENCH_RATE BENCH_QUEUES BENCH_LOADS BENCH_FLOWS BENCH_SMP BENCH_LATENCY BENCH_COST_REPS BENCH_COST_PAYLOAD \
 	BENCH_COST_QUEUES
 BENCH_SCRIPT = $(if $(filter mana,$(DRIVER)),bench-mana.sh,bench.sh)
+# A knob given empty (BENCH_RUNS=) is a mistake, not "the default".
+BENCH_EMPTY = $(strip $(foreach v,$(BENCH_KNOBS),$(if $(filter command line environment,$(origin $(v))),$(if $(strip $($(v))),,$(v)))))
 bench:
-	@case "$(DRIVER)" in ''|veth|mana) ;; *) echo 'bqlkit: error: make bench benches veth (the default) or mana: DRIVER=$(DRIVER) is neither' >&2; exit 1 ;; esac
-	BENCH_COMMAND="$(strip make bench $(if $(DRIVER),DRIVER=$(DRIVER)) $(foreach v,$(BENCH_KNOBS),$(if $(filter command line,$(origin $(v))),$(v)=$(if $(word 2,$($(v))),'$($(v))',$($(v))))))" \
-		$(foreach v,$(BENCH_KNOBS) BENCH_REPORT_ONLY,$(if $($(v)),$(v)="$($(v))")) \
+	@case $(call q,$(DRIVER)) in ''|veth|mana) ;; *) echo 'bqlkit: error: make bench benches veth (the default) or mana: DRIVER='$(call q,$(DRIVER))' is neither' >&2; exit 1 ;; esac
+	@test -z '$(BENCH_EMPTY)' || { echo 'bqlkit: error: $(BENCH_EMPTY) given empty: give a value or leave it out for its default (make help)' >&2; exit 1; }
+	BENCH_COMMAND=$(call q,$(strip make bench $(if $(DRIVER),DRIVER=$(DRIVER)) $(foreach v,$(BENCH_KNOBS),$(if $(filter command line,$(origin $(v))),$(v)=$(if $(word 2,$($(v))),'$($(v))',$($(v))))))) \
+		$(foreach v,$(BENCH_KNOBS) BENCH_REPORT_ONLY,$(if $($(v)),$(v)=$(call q,$($(v))))) \
 		$(TOP)/scripts/$(BENCH_SCRIPT)
 
 clean:
@@ -208,8 +217,8 @@ distclean:
 	rm -rf $(TOP)/build $(TOP)/out
 
 matrix:
-	$(TOP)/scripts/matrix.sh '$(or $(MATRIX_FILTER),.)'
+	$(TOP)/scripts/matrix.sh $(call q,$(or $(MATRIX_FILTER),.))
 
 export:
-	@test -n "$(BASE)" || { echo 'bqlkit: error: give BASE=<series>, e.g. make export BASE=6.1' >&2; exit 1; }
-	$(TOP)/scripts/export-series.sh $(BASE) $(DRIVER)
+	@test -n $(call q,$(BASE)) || { echo 'bqlkit: error: give BASE=<series>, e.g. make export BASE=6.1' >&2; exit 1; }
+	$(TOP)/scripts/export-series.sh $(call q,$(BASE)) $(if $(DRIVER),$(call q,$(DRIVER)))

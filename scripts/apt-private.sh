@@ -21,7 +21,7 @@ arch=$(dpkg --print-architecture)
 print='' src=''
 while [ $# -gt 0 ]; do
 	case $1 in
-	--arch) arch=$2; shift 2 ;;
+	--arch) arch=${2:-}; shift 2 ;;
 	--print-config) print=1; shift ;;
 	--src) src=1; shift ;;
 	--) shift; break ;;
@@ -29,6 +29,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+# Both reach the generated apt.conf: only Debian's names.
+[[ $arch =~ ^[a-z0-9]+$ ]] || die "--arch '$arch' is not a Debian architecture name (amd64, arm64, armhf, ...)"
 case $suite in
 *-security) uri=http://deb.debian.org/debian-security ;;
 bullseye | bullseye-* | bookworm | bookworm-* | trixie | trixie-* | sid | experimental | forky | forky-*)

@@ -16,8 +16,11 @@ set -euo pipefail
 
 [ $# -ge 1 ] || die "usage: build.sh KVER [DRIVER...]"
 kver=$1
+valid_kver "$kver"
 shift
+valid_drivers "$@"
 drivers=${*:-$BQLKIT_DRIVERS}
+[ -z "${KDIR:-}" ] || [ -d "$KDIR" ] || die "KDIR=$KDIR does not exist: give the directory of a prepared kernel tree or its headers"
 kdir=${KDIR:-$(kdir_for "$kver")}
 [ -f "$kdir/Makefile" ] ||
 	die "no kernel headers for $kver at $kdir (install them: apt-get install linux-headers-$kver)"

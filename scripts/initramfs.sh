@@ -26,10 +26,7 @@ set -euo pipefail
 [ -z "${BQLKIT_NO_INITRAMFS:-}" ] || exit 0
 state=/var/lib/bqlkit
 pending=$state/initramfs-pending
-# A kernel release as /boot and update-initramfs name it: nothing else is
-# recorded or read back.
-release_re='[0-9]+\.[0-9]+[A-Za-z0-9._+~-]*'
-is_release() { [[ $1 =~ ^${release_re}$ ]]; }
+# Only kernel releases (lib.sh is_release) are recorded or read back.
 pending_add() {
 	local k
 	for k in "$@"; do is_release "$k" || die "initramfs.sh: '$k' is not a kernel release"; done
@@ -49,7 +46,10 @@ if [ "${1:-}" = --defer ]; then
 fi
 for k in "$@"; do is_release "$k" || die "initramfs.sh: '$k' is not a kernel release"; done
 # The kernels given, and those an earlier, interrupted run left pending.
-mapfile -t kernels < <({ printf '%s\n' "$@"; grep -xE "$release_re" "$pending" 2>/dev/null || true; } | grep . | sort -u)
+mapfile -t kernels < <({
+	printf '%s\n' "$@"
+	while read -r k; do ! is_release "$k" || echo "$k"; done < <(cat "$pending" 2>/dev/null || true)
+} | grep . | sort -u)
 
 mods=()
 for d in $BQLKIT_DRIVERS; do

@@ -70,13 +70,19 @@ npm_install() {
 stamp=/var/lib/apt/periodic/bqlkit-update-stamp
 if [ -z "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then
 	step "apt-get update"
-	apt_get /tmp/bqlkit-apt-update.log update -qq ||
-		{ tail -3 /tmp/bqlkit-apt-update.log >&2; die "apt-get update failed (log: /tmp/bqlkit-apt-update.log)"; }
+	# A log of this run's own (mktemp: never a fixed name in /tmp),
+	# kept and named when apt fails.
+	log=$(mktemp "${TMPDIR:-/tmp}/bqlkit-apt-update.XXXXXX")
+	apt_get "$log" update -qq ||
+		{ tail -3 "$log" >&2; die "apt-get update failed (log: $log)"; }
+	rm -f "$log"
 	mkdir -p "$(dirname "$stamp")" && touch "$stamp"
 fi
 step "installing ${missing[*]}"
-if ! apt_get /tmp/bqlkit-apt.log install -y -qq --no-install-recommends "${missing[@]}"; then
-	tail -5 /tmp/bqlkit-apt.log >&2
-	die "apt-get install ${missing[*]} failed (log: /tmp/bqlkit-apt.log)"
+log=$(mktemp "${TMPDIR:-/tmp}/bqlkit-apt.XXXXXX")
+if ! apt_get "$log" install -y -qq --no-install-recommends "${missing[@]}"; then
+	tail -5 "$log" >&2
+	die "apt-get install ${missing[*]} failed (log: $log)"
 fi
+rm -f "$log"
 npm_install

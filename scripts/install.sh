@@ -39,6 +39,7 @@ else
 	IFS=$'\t' read -r kver why < <("$BQLKIT_TOP/scripts/pick-kernel.sh")
 fi
 [ -n "$kver" ] || die "no kernel to build for"
+valid_kver "$kver"
 # A kernel that would refuse what DKMS signs (Secure Boot with DKMS's key
 # not enrolled, signature enforcement) keeps its in-tree drivers: exit 3
 # before anything is installed (README, Install: Secure Boot).

@@ -12,9 +12,28 @@ die() {
 	exit 1
 }
 
+# valid_drivers NAME...: die unless each is a driver the kit carries.
+# Every script checks DRIVERS= (BQLKIT_DRIVERS) here, when it sources this.
+valid_drivers() {
+	local d
+	for d in "$@"; do
+		[[ $d =~ ^[a-z0-9_]+$ && -d $BQLKIT_TOP/drivers/$d ]] ||
+			die "DRIVERS: '$d' is not a driver the kit carries ($(cd "$BQLKIT_TOP/drivers" && echo */ | tr -d /))"
+	done
+}
+# shellcheck disable=SC2086 # a word list
+valid_drivers $BQLKIT_DRIVERS
+
 note() {
 	echo "bqlkit: $*" >&2
 }
+
+# is_release STR: STR is a kernel release as uname -r prints it (digits,
+# letters, . _ + ~ -; no "..", no "/"), so it can name a path.
+is_release() { [[ $1 =~ ^[0-9]+\.[0-9]+[A-Za-z0-9._+~-]*$ && $1 != *..* ]]; }
+
+# valid_kver KVER: die unless KVER is a kernel release.
+valid_kver() { is_release "$1" || die "KVER='$1' is not a kernel release (like $(uname -r)): give the release of an installed kernel"; }
 
 # step LABEL: print a progress line for a long step.
 step() {
@@ -167,14 +186,13 @@ kernel_version() {
 	# headers seen from outside their chroot) and whose version.h predates
 	# the SUBLEVEL macros (5.10): LINUX_VERSION_CODE (sublevel capped at 255).
 	f=$kdir/include/generated/uapi/linux/version.h
-	case ${v:-} in
-	[0-9]*.[0-9]*.[0-9]*) ;;
-	*) [ -r "$f" ] && v=$(awk '/define LINUX_VERSION_CODE/ {c=$3; print int(c/65536) "." int(c/256)%256 "." c%256}' "$f") ;;
-	esac
-	case ${v:-} in
-	[0-9]*.[0-9]*.[0-9]*) echo "$v" ;;
-	*) return 1 ;;
-	esac
+	# Digits only: a Makefile's "PATCHLEVEL = 1/../.." must not become a path.
+	local re='^[0-9]+\.[0-9]+\.[0-9]+$'
+	if [[ ! ${v:-} =~ $re ]] && [ -r "$f" ]; then
+		v=$(awk '/define LINUX_VERSION_CODE/ {c=$3; print int(c/65536) "." int(c/256)%256 "." c%256}' "$f")
+	fi
+	[[ ${v:-} =~ $re ]] || return 1
+	echo "$v"
 }
 
 # series_of X.Y.Z -> X.Y
@@ -213,12 +231,25 @@ base_covers() {
 	done
 }
 
+# root_dir DIR: DIR as a directory only root can write (made 0700 if
+# missing); dies if it is a symlink, not root's, or writable by others (a
+# root program must not write where another user can plant a symlink).
+root_dir() {
+	[ -e "$1" ] || [ -L "$1" ] || mkdir -m 0700 "$1"
+	[ ! -L "$1" ] && [ -d "$1" ] && [ "$(stat -c %u "$1")" = 0 ] &&
+		[ -z "$(find "$1" -maxdepth 0 -perm /022)" ] ||
+		die "$1 must be a directory only root can write (a symlink, another owner or group/other write was found): remove it and run again"
+}
+
 # install_lock ACTION: be root and hold the kit's install lock, so one
-# install or uninstall runs at a time (ACTION: install, uninstall).
+# install or uninstall runs at a time (ACTION: install, uninstall).  The
+# lock is in /run/bqlkit (root's, not the world-writable /run/lock), opened
+# without truncating.
 install_lock() {
 	[ "$(id -u)" = 0 ] || die "${1%e}ing kernel modules needs root: run 'sudo make $1'"
-	exec 9>/run/lock/bqlkit-install.lock
-	flock -n 9 || die "another bqlkit install or uninstall is running (lock /run/lock/bqlkit-install.lock): wait for it, then run 'make $1' again"
+	root_dir "${BQLKIT_RUN_DIR:-/run/bqlkit}"
+	exec 9>>"${BQLKIT_RUN_DIR:-/run/bqlkit}/install.lock"
+	flock -n 9 || die "another bqlkit install or uninstall is running (lock ${BQLKIT_RUN_DIR:-/run/bqlkit}/install.lock): wait for it, then run 'make $1' again"
 }
 
 # debian_suite SERIES: a Debian suite with a linux-source-SERIES package;

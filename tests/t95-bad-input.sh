@@ -189,6 +189,43 @@ fi
 out=$(BQLKIT_SB_STATE=enabled BQLKIT_MOK_ENROLLED=yes "$BQLKIT_TOP/scripts/secure-boot.sh" 2>&1) || true
 lacks secure-boot-enrolled-no-advice 'mokutil --import' "$out"
 
+# Values and paths a root program must not trust (issue 33 item 4): each
+# refused with one line, nothing run, nothing written outside the kit.
+mk() { make -s -C "$BQLKIT_TOP" "$@"; }
+bad input-kver-path "KVER='../../x' is not a kernel release" mk build KVER=../../x
+bad input-base-injection "the kit has no series for Linux 6.1;touch" mk export BASE="6.1;touch $tmp/pwned"
+check input-base-not-run test ! -e "$tmp/pwned"
+bad input-kver-injection "KVER='6.1;touch .*' is not a kernel release" mk probe KVER="6.1;touch $tmp/pwned2"
+bad input-drivers-unknown "DRIVERS: 'bogus' is not a driver the kit carries (mana mvneta veth)" mk build KVER="$K1" DRIVERS=bogus
+bad input-kdir-missing "KDIR=$tmp/no such dir does not exist" mk build KDIR="$tmp/no such dir"
+# A tree path with a space stays one path; a Makefile's version that is not
+# digits is not a version (it would become a path).
+mkdir -p "$tmp/a tree"
+printf 'VERSION = 6\nPATCHLEVEL = 1/../..\nSUBLEVEL = 0\n' >"$tmp/a tree/Makefile"
+bad input-kdir-space-bad-version "cannot read the kernel version of $tmp/a tree" \
+	mk build KDIR="$tmp/a tree" KVER=6.1.0-99-test
+bad input-arch "--arch 'amd64\";x' is not a Debian architecture name" \
+	"$BQLKIT_TOP/scripts/apt-private.sh" bookworm --arch 'amd64";x' -- true
+bad input-bench-empty "BENCH_RUNS given empty: give a value or leave it out" mk bench BENCH_RUNS=
+# make dkms-source DESTDIR=<a directory the kit did not write> (DESTDIR=/usr/src
+# removed /usr/src): refused, left as it was.
+mkdir -p "$tmp/usrsrc" && touch "$tmp/usrsrc/keep"
+bad dkms-source-foreign-dest "$tmp/usrsrc exists and is not a DKMS source the kit wrote" mk dkms-source DESTDIR="$tmp/usrsrc"
+check dkms-source-foreign-dest-kept test -e "$tmp/usrsrc/keep"
+# No fixed name in a world-writable directory; the install lock's directory
+# must be root's own.
+lacks no-fixed-names-in-tmp '/run/lock/bqlkit\|/tmp/bqlkit-apt' "$(grep -rn '/run/lock/bqlkit\|/tmp/bqlkit-apt' "$BQLKIT_TOP/scripts" || true)"
+if [ "$(id -u)" = 0 ]; then
+	ln -s "$tmp/usrsrc" "$tmp/lockdir"
+	bad install-lock-dir-symlink "$tmp/lockdir must be a directory only root can write" \
+		env BQLKIT_RUN_DIR="$tmp/lockdir" "$BQLKIT_TOP/scripts/uninstall.sh"
+	mkdir -m 0777 "$tmp/lockdir2"
+	bad install-lock-dir-world-writable "$tmp/lockdir2 must be a directory only root can write" \
+		env BQLKIT_RUN_DIR="$tmp/lockdir2" "$BQLKIT_TOP/scripts/uninstall.sh"
+else
+	skip install-lock-dir "needs root"
+fi
+
 check host-state-unchanged test "$(state)" = "$before"
 for k in $(test_kernels); do
 	ls "/lib/modules/$k/kernel/drivers/net/veth.ko"* >/dev/null 2>&1 || continue # an image installed
