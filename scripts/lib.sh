@@ -28,9 +28,10 @@ note() {
 	echo "bqlkit: $*" >&2
 }
 
-# is_release STR: STR is a kernel release as uname -r prints it (digits,
-# letters, . _ + ~ -; no "..", no "/"), so it can name a path.
-is_release() { [[ $1 =~ ^[0-9]+\.[0-9]+[A-Za-z0-9._+~-]*$ && $1 != *..* ]]; }
+# is_release STR: STR can be a kernel release as uname -r prints it
+# (letters, digits, . _ + ~ -; no "..", no "/"), so it can name a path.
+# (scripts/fit-source.sh builds under labels like fit-6.12.15.)
+is_release() { [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9._+~-]*$ && $1 != *..* ]]; }
 
 # valid_kver KVER: die unless KVER is a kernel release.
 valid_kver() { is_release "$1" || die "KVER='$1' is not a kernel release (like $(uname -r)): give the release of an installed kernel"; }
