@@ -4,24 +4,19 @@
 #
 #   make-dkms-source.sh [DEST]    (default /usr/src/bqlkit-VERSION)
 #
-# DEST is replaced as a whole: written beside it, then renamed into place;
-# it carries the mark .bqlkit-dkms-source, and an existing DEST without that
-# mark (DESTDIR=/usr/src: a directory the kit did not write) is refused,
-# never removed.
+# DEST is replaced as a whole: written beside it (a new name), then renamed
+# into place; it carries the mark .bqlkit-dkms-source, and an existing DEST
+# without that mark is refused, never removed: not /usr/src (DESTDIR=/usr/src),
+# not a checkout of the kit (it has the kit's dkms.conf and scripts, not the
+# mark), not a DKMS source of a kit from before the mark (remove it yourself).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 ver=$(cat "$BQLKIT_TOP/VERSION")
 dest=${1:-/usr/src/bqlkit-$ver}
 mark=.bqlkit-dkms-source
-# kit_written DIR: DIR is a DKMS source this script wrote (its mark, or,
-# from a kit before the mark, bqlkit's dkms.conf beside scripts/build.sh).
-kit_written() {
-	[ ! -L "$1" ] && { [ -f "$1/$mark" ] ||
-		{ grep -qx 'PACKAGE_NAME="bqlkit"' "$1/dkms.conf" 2>/dev/null && [ -f "$1/scripts/build.sh" ]; }; }
-}
-if { [ -e "$dest" ] || [ -L "$dest" ]; } && ! kit_written "$dest"; then
-	die "$dest exists and is not a DKMS source the kit wrote: give DESTDIR=<a directory that does not exist yet> (the kit removes only what it wrote)"
+if { [ -e "$dest" ] || [ -L "$dest" ]; } && { [ -L "$dest" ] || [ ! -f "$dest/$mark" ]; }; then
+	die "$dest exists and is not a DKMS source the kit wrote (no $mark in it): give DESTDIR=<a directory that does not exist yet>, or remove $dest yourself"
 fi
 conf_ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$BQLKIT_TOP/dkms.conf")
 [ "$conf_ver" = "$ver" ] || die "dkms.conf PACKAGE_VERSION ($conf_ver) differs from VERSION ($ver)"
@@ -35,10 +30,11 @@ for m in "$BQLKIT_BUILD"/bases/*/MANIFEST; do
 done
 [ ${#bases[@]} -gt 0 ] || die "no imported base to ship: run 'make import SRC=/usr/src/linux-source-X.Y.tar.xz' first"
 
-tmp=$(dirname "$dest")/.$(basename "$dest").tmp.$$
+mkdir -p "$(dirname "$dest")"
+tmp=$(mktemp -d "$(dirname "$dest")/.$(basename "$dest").XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-rm -rf "$tmp"
-mkdir -p "$tmp/bases"
+chmod 755 "$tmp"
+mkdir "$tmp/bases"
 kit_copy "$tmp"
 cp -a "$BQLKIT_TOP/dkms.conf" "$tmp/"
 echo "bqlkit $ver DKMS source, written by scripts/make-dkms-source.sh" >"$tmp/$mark"

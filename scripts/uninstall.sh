@@ -16,9 +16,10 @@ for v in "${vers[@]}"; do
 		continue
 	fi
 	if [ -d "/var/lib/dkms/bqlkit/$v" ]; then
-		# DKMS needs the source's dkms.conf to remove; restore it if gone.
+		# DKMS needs the source's dkms.conf to remove; restore it if gone
+		# (what is left of it goes first: it is removed below in any case).
 		[ -f "/usr/src/bqlkit-$v/dkms.conf" ] || [ "$v" != "$ver" ] ||
-			"$BQLKIT_TOP/scripts/make-dkms-source.sh" "/usr/src/bqlkit-$v" >/dev/null 2>&1 ||
+			{ rm -rf "/usr/src/bqlkit-$v" && "$BQLKIT_TOP/scripts/make-dkms-source.sh" "/usr/src/bqlkit-$v" >/dev/null 2>&1; } ||
 			cp -a "$BQLKIT_TOP" "/usr/src/bqlkit-$v"
 		"$BQLKIT_TOP/scripts/dkms-remove.sh" "$v"
 		echo "bqlkit: removed bqlkit/$v from DKMS"

@@ -208,10 +208,20 @@ bad input-arch "--arch 'amd64\";x' is not a Debian architecture name" \
 	"$BQLKIT_TOP/scripts/apt-private.sh" bookworm --arch 'amd64";x' -- true
 bad input-bench-empty "BENCH_RUNS given empty: give a value or leave it out" mk bench BENCH_RUNS=
 # make dkms-source DESTDIR=<a directory the kit did not write> (DESTDIR=/usr/src
-# removed /usr/src): refused, left as it was.
+# removed /usr/src): refused, left as it was; so is a checkout of the kit
+# (its dkms.conf and scripts, no mark); one the kit wrote is replaced.
 mkdir -p "$tmp/usrsrc" && touch "$tmp/usrsrc/keep"
 bad dkms-source-foreign-dest "$tmp/usrsrc exists and is not a DKMS source the kit wrote" mk dkms-source DESTDIR="$tmp/usrsrc"
 check dkms-source-foreign-dest-kept test -e "$tmp/usrsrc/keep"
+mkdir -p "$tmp/checkout/scripts"
+cp "$BQLKIT_TOP/dkms.conf" "$tmp/checkout/"
+cp "$BQLKIT_TOP/scripts/build.sh" "$tmp/checkout/scripts/"
+touch "$tmp/checkout/uncommitted-work"
+bad dkms-source-kit-checkout "$tmp/checkout exists and is not a DKMS source the kit wrote" mk dkms-source DESTDIR="$tmp/checkout"
+check dkms-source-kit-checkout-kept test -e "$tmp/checkout/uncommitted-work"
+check dkms-source-own-dest-replaced bash -c "make -s -C '$BQLKIT_TOP' dkms-source DESTDIR='$tmp/dkms-src' >/dev/null &&
+	touch '$tmp/dkms-src/stale' && make -s -C '$BQLKIT_TOP' dkms-source DESTDIR='$tmp/dkms-src' >/dev/null &&
+	test -f '$tmp/dkms-src/dkms.conf' && test ! -e '$tmp/dkms-src/stale'"
 # No fixed name in a world-writable directory; the install lock's directory
 # must be root's own.
 lacks no-fixed-names-in-tmp '/run/lock/bqlkit\|/tmp/bqlkit-apt' "$(grep -rn '/run/lock/bqlkit\|/tmp/bqlkit-apt' "$BQLKIT_TOP/scripts" || true)"
