@@ -24,6 +24,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 2 ] || die "usage: build-vm-kernel.sh TREE OUTDIR"
+valid_dir TREE "$1" "a clean kernel source tree"
+kbuild_path OUT "$2"
 tree=$(readlink -f "$1")
 mkdir -p "$2"
 out=$(readlink -f "$2")

@@ -16,11 +16,15 @@ set -euo pipefail
 
 [ $# -ge 1 ] || die "usage: build.sh KVER [DRIVER...]"
 kver=$1
-valid_kver "$kver"
 shift
 valid_drivers "$@"
 drivers=${*:-$BQLKIT_DRIVERS}
-[ -z "${KDIR:-}" ] || [ -d "$KDIR" ] || die "KDIR=$KDIR does not exist: give the directory of a prepared kernel tree or its headers"
+if [ -n "${KDIR:-}" ]; then
+	valid_dir KDIR "$KDIR" "the directory of a prepared kernel tree or of a kernel's headers"
+	# (make build KDIR=: KVER is that tree's version, empty when unreadable.)
+	[ -n "$kver" ] || die "$(no_version "$KDIR")"
+fi
+valid_kver "$kver"
 kdir=${KDIR:-$(kdir_for "$kver")}
 [ -f "$kdir/Makefile" ] ||
 	die "no kernel headers for $kver at $kdir (install them: apt-get install linux-headers-$kver)"
@@ -29,7 +33,7 @@ kdir=${KDIR:-$(kdir_for "$kver")}
 if is_tree "$kdir" && [ ! -f "$kdir/include/config/auto.conf" ]; then
 	die "$kdir is a kernel tree that is not prepared for building modules: run 'make prepare-tree TREE=$kdir' first"
 fi
-kv=$(kernel_version "$kdir") || die "cannot read the kernel version of $kdir"
+kv=$(kernel_version "$kdir") || die "$(no_version "$kdir")"
 series=$(series_of "$kv")
 out=$BQLKIT_BUILD/$kver
 mkdir -p "$out"

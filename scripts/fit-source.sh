@@ -42,6 +42,7 @@ else
 	base=${base%/}
 	kv=$(manifest_get "$base" version)
 fi
+[ -z "${2:-}" ] || valid_dir KDIR "$2" "the directory of a prepared kernel tree or of a kernel's headers"
 echo "bqlkit fit: Linux $kv from $src"
 rc=0 verdicts=()
 for drv in $BQLKIT_DRIVERS; do

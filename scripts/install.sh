@@ -61,7 +61,7 @@ if [ ! -f "$kdir/Makefile" ]; then
 else
 	"$BQLKIT_TOP/scripts/install-deps.sh" build
 fi
-kv=$(kernel_version "$kdir") || die "cannot read the kernel version of $kdir"
+kv=$(kernel_version "$kdir") || die "$(no_version "$kdir")"
 series=$(series_of "$kv")
 [ -d "$BQLKIT_TOP/patches/veth/$series" ] ||
 	die "kernel $kver is Linux $series, which the kit does not support (it carries: $(cd "$BQLKIT_TOP/patches/veth" && echo */ | tr -d /))"

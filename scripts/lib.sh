@@ -33,8 +33,26 @@ note() {
 # (scripts/fit-source.sh builds under labels like fit-6.12.15.)
 is_release() { [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9._+~-]*$ && $1 != *..* ]]; }
 
-# valid_kver KVER: die unless KVER is a kernel release.
-valid_kver() { is_release "$1" || die "KVER='$1' is not a kernel release (like $(uname -r)): give the release of an installed kernel"; }
+# valid_kver KVER: die unless KVER is a kernel release (empty: make found
+# none to default to).
+valid_kver() {
+	[ -n "$1" ] || die "no kernel headers installed; give KVER= or run make install"
+	is_release "$1" || die "KVER='$1' is not a kernel release (like $(uname -r)): give the release of an installed kernel"
+}
+
+# kbuild_path NAME PATH: die if PATH (given as NAME=), or where it leads,
+# has a space or a colon: Kbuild cannot build there.
+kbuild_path() {
+	[[ $2$(readlink -m -- "$2") != *[[:space:]:]* ]] ||
+		die "$1='$2' has a space or a colon, and Kbuild cannot build in such a path: move it to a path without them"
+}
+
+# valid_dir NAME DIR WHAT: die unless DIR (given as NAME=) is an existing
+# directory Kbuild can build in; WHAT: what to give instead.
+valid_dir() {
+	[ -d "$2" ] || die "$1='$2' does not exist: give $3"
+	kbuild_path "$1" "$2"
+}
 
 # step LABEL: print a progress line for a long step.
 step() {
@@ -194,6 +212,12 @@ kernel_version() {
 	fi
 	[[ ${v:-} =~ $re ]] || return 1
 	echo "$v"
+}
+
+# no_version DIR: the error for a DIR whose version kernel_version cannot
+# read, with the fix.
+no_version() {
+	echo "cannot read the kernel version of $1 (VERSION, PATCHLEVEL and SUBLEVEL in its Makefile, or its version.h, as numbers): give a kernel tree or a kernel's headers"
 }
 
 # series_of X.Y.Z -> X.Y

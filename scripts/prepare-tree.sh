@@ -23,10 +23,12 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ $# -ge 1 ] && [ $# -le 2 ] || die "usage: prepare-tree.sh TREE [OUTDIR]"
+valid_dir TREE "$1" "an unpacked kernel tree"
+[ $# -lt 2 ] || kbuild_path OUTDIR "$2"
 tree=$(readlink -f "$1")
 [ -f "$tree/Makefile" ] && [ -d "$tree/scripts/kconfig" ] ||
 	die "$1 is not a kernel source tree (no Makefile or scripts/kconfig): give an unpacked kernel tree"
-kv=$(kernel_version "$tree") || die "cannot read the kernel version of $tree"
+kv=$(kernel_version "$tree") || die "$(no_version "$tree")"
 refuse_series "$(series_of "$kv")" "preparing $tree"
 # A kernel's own build tools (kconfig: flex, bison; objtool: libelf; certs:
 # libssl), and the cross compiler CROSS_COMPILE names.

@@ -197,13 +197,25 @@ bad input-base-injection "the kit has no series for Linux 6.1;touch" mk export B
 check input-base-not-run test ! -e "$tmp/pwned"
 bad input-kver-injection "KVER='6.1;touch .*' is not a kernel release" mk probe KVER="6.1;touch $tmp/pwned2"
 bad input-drivers-unknown "DRIVERS: 'bogus' is not a driver the kit carries (mana mvneta veth)" mk build KVER="$K1" DRIVERS=bogus
-bad input-kdir-missing "KDIR=$tmp/no such dir does not exist" mk build KDIR="$tmp/no such dir"
-# A tree path with a space stays one path; a Makefile's version that is not
-# digits is not a version (it would become a path).
+bad input-kdir-missing "KDIR='$tmp/no such dir' does not exist" mk build KDIR="$tmp/no such dir"
+bad input-fit-kdir-missing "KDIR='$tmp/no such dir' does not exist" \
+	mk fit SRC="$BQLKIT_TOP/tests/fixtures/kernels/armbian-6.1.166" KDIR="$tmp/no such dir"
+# A path with a space stays one path (SRC); Kbuild cannot build in one: a
+# KDIR, TREE or OUT with a space is refused at once.
 mkdir -p "$tmp/a tree"
-printf 'VERSION = 6\nPATCHLEVEL = 1/../..\nSUBLEVEL = 0\n' >"$tmp/a tree/Makefile"
-bad input-kdir-space-bad-version "cannot read the kernel version of $tmp/a tree" \
-	mk build KDIR="$tmp/a tree" KVER=6.1.0-99-test
+printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 0\n' >"$tmp/a tree/Makefile"
+bad input-kdir-space "KDIR='$tmp/a tree' has a space or a colon, and Kbuild cannot build" mk build KDIR="$tmp/a tree"
+bad input-tree-space "TREE='$tmp/a tree' has a space or a colon" mk prepare-tree TREE="$tmp/a tree"
+bad input-src-space "kernel source '$tmp/no such.tar.xz' does not exist" mk import SRC="$tmp/no such.tar.xz"
+# A Makefile's version that is not digits is not a version (it would become
+# a path): make build KDIR= says so, KVER= given or not, and writes nothing.
+mkdir -p "$tmp/dotdot"
+printf 'VERSION = 6\nPATCHLEVEL = 1/../..\nSUBLEVEL = 0\n' >"$tmp/dotdot/Makefile"
+bad input-version-not-digits "cannot read the kernel version of $tmp/dotdot" \
+	env BQLKIT_BUILD="$tmp/b-dotdot" make -s -C "$BQLKIT_TOP" build KDIR="$tmp/dotdot"
+bad input-version-not-digits-kver "cannot read the kernel version of $tmp/dotdot" \
+	env BQLKIT_BUILD="$tmp/b-dotdot" make -s -C "$BQLKIT_TOP" build KDIR="$tmp/dotdot" KVER=6.1.0-99-test
+check input-version-not-digits-nothing-written test ! -e "$tmp/b-dotdot"
 bad input-arch "--arch 'amd64\";x' is not a Debian architecture name" \
 	"$BQLKIT_TOP/scripts/apt-private.sh" bookworm --arch 'amd64";x' -- true
 bad input-bench-empty "BENCH_RUNS given empty: give a value or leave it out" mk bench BENCH_RUNS=
