@@ -198,7 +198,8 @@ kernel_version() {
 		if ! grep -q '^VERSION *=' "$f"; then
 			f=$(sed -n 's/^include \(\/.*\/Makefile\)$/\1/p' "$f" | head -1)
 		fi
-		[ -r "$f" ] && v=$(awk -F' *= *' '$1=="VERSION" {a=$2} $1=="PATCHLEVEL" {b=$2}
+		# (A line's trailing blanks, a CR of a CRLF file, are not the number's.)
+		[ -r "$f" ] && v=$(awk -F' *= *' '{ sub(/[ \t\r]+$/, "", $2) } $1=="VERSION" {a=$2} $1=="PATCHLEVEL" {b=$2}
 			$1=="SUBLEVEL" {c=$2} END {print a "." b "." c}' "$f")
 	fi
 	# Headers whose Makefile includes a path valid only elsewhere (Debian

@@ -216,6 +216,11 @@ bad input-version-not-digits "cannot read the kernel version of $tmp/dotdot" \
 bad input-version-not-digits-kver "cannot read the kernel version of $tmp/dotdot" \
 	env BQLKIT_BUILD="$tmp/b-dotdot" make -s -C "$BQLKIT_TOP" build KDIR="$tmp/dotdot" KVER=6.1.0-99-test
 check input-version-not-digits-nothing-written test ! -e "$tmp/b-dotdot"
+# (Digits only, but a line's trailing blanks and a CRLF file's CRs are no
+# part of them: such a Makefile's version is read as it was.)
+mkdir -p "$tmp/blanks"
+printf 'VERSION = 6 \r\nPATCHLEVEL = 1\t\r\nSUBLEVEL = 0\r\n' >"$tmp/blanks/Makefile"
+check version-trailing-blanks test "$(kernel_version "$tmp/blanks")" = 6.1.0
 bad input-arch "--arch 'amd64\";x' is not a Debian architecture name" \
 	"$BQLKIT_TOP/scripts/apt-private.sh" bookworm --arch 'amd64";x' -- true
 bad input-bench-empty "BENCH_RUNS given empty: give a value or leave it out" mk bench BENCH_RUNS=
