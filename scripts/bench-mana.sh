@@ -67,6 +67,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+bench_no_empty
 RUNS=${BENCH_RUNS:-3}
 RATE=${BENCH_RATE:-20}
 QUEUES=${BENCH_QUEUES:-1,2}

@@ -89,6 +89,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+bench_no_empty
 RUNS=${BENCH_RUNS:-4}
 MODE=${BENCH_MODE:-icount}
 ICOUNT=${BENCH_ICOUNT:-shift=2,sleep=off,align=off}

@@ -343,6 +343,17 @@ refuse_series() {
 	die "the kit has no series for Linux $1 (it carries: $(carried_series)): nothing would build from it, so not $2 (FORCE=1 does it anyway)"
 }
 
+# bench_no_empty: die when a BENCH_* variable is set but empty (make bench
+# BENCH_RUNS=, or the same in the environment of bench.sh): a knob given
+# empty is a mistake, not "its default".
+bench_no_empty() {
+	local v empty=()
+	for v in $(compgen -e BENCH_); do
+		[ -n "${!v}" ] || empty+=("$v")
+	done
+	[ ${#empty[@]} -eq 0 ] || die "${empty[*]} given empty: give a value or leave it out for its default (make help)"
+}
+
 # bench_order RUN: the variants' boot order in run RUN of make bench
 # (stock,kit then kit,stock, ...: drift on a shared host hits both alike).
 bench_order() { if [ $(($1 % 2)) -eq 1 ]; then echo "stock kit"; else echo "kit stock"; fi; }

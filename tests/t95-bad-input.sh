@@ -224,6 +224,12 @@ check version-trailing-blanks test "$(kernel_version "$tmp/blanks")" = 6.1.0
 bad input-arch "--arch 'amd64\";x' is not a Debian architecture name" \
 	"$BQLKIT_TOP/scripts/apt-private.sh" bookworm --arch 'amd64";x' -- true
 bad input-bench-empty "BENCH_RUNS given empty: give a value or leave it out" mk bench BENCH_RUNS=
+# ... also by the bench scripts themselves (the kernel named does not
+# exist: no bench starts either way).
+bad input-bench-script-empty "BENCH_RUNS given empty: give a value or leave it out" \
+	env BENCH_RUNS= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/scripts/bench.sh"
+bad input-bench-mana-script-empty "BENCH_RATE given empty: give a value or leave it out" \
+	env BENCH_RATE= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/scripts/bench-mana.sh"
 # make dkms-source DESTDIR=<a directory the kit did not write> (DESTDIR=/usr/src
 # removed /usr/src): refused, left as it was; so is a checkout of the kit
 # (its dkms.conf and scripts, no mark); one the kit wrote is replaced.
