@@ -195,6 +195,10 @@ mk() { make -s -C "$BQLKIT_TOP" "$@"; }
 bad input-kver-path "KVER='../../x' is not a kernel release" mk build KVER=../../x
 bad input-base-injection "the kit has no series for Linux 6.1;touch" mk export BASE="6.1;touch $tmp/pwned"
 check input-base-not-run test ! -e "$tmp/pwned"
+# make help shows the values it was given, as text.
+out=$(mk help KVER="x';touch $tmp/pwned-help;'" DRIVERS="y';touch $tmp/pwned-help2;'" BQLKIT_CACHE="z';touch $tmp/pwned-help3;'" 2>&1) || true
+check input-help-not-run test ! -e "$tmp/pwned-help" -a ! -e "$tmp/pwned-help2" -a ! -e "$tmp/pwned-help3"
+has input-help-shows-value "KVER=x';touch $tmp/pwned-help;'  KDIR=" "$out"
 bad input-kver-injection "KVER='6.1;touch .*' is not a kernel release" mk probe KVER="6.1;touch $tmp/pwned2"
 bad input-drivers-unknown "DRIVERS: 'bogus' is not a driver the kit carries (mana mvneta veth)" mk build KVER="$K1" DRIVERS=bogus
 bad input-kdir-missing "KDIR='$tmp/no such dir' does not exist" mk build KDIR="$tmp/no such dir"
