@@ -32,6 +32,9 @@ set -euo pipefail
 [ $# -ge 1 ] || die "usage: export-series.sh SERIES [DRIVER...]"
 series=$1
 shift
+valid_series BASE "$series"
+valid_drivers "$@"
+[ -z "${KVER:-}" ] || valid_kver "$KVER"
 [[ " $(carried_series) " == *" $series "* ]] ||
 	die "the kit has no series for Linux $series (it carries: $(carried_series)): nothing to export"
 base=$(base_dir "$series")
@@ -53,7 +56,6 @@ why_not() {
 drivers=
 if [ $# -gt 0 ]; then
 	for d in "$@"; do
-		[ -f "$BQLKIT_TOP/drivers/$d/driver.conf" ] || die "the kit has no driver $d (it has: $BQLKIT_DRIVERS)"
 		w=$(why_not "$d")
 		[ -z "$w" ] || die "$d: not exported for Linux $series: $w"
 		drivers="$drivers $d"

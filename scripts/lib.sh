@@ -40,6 +40,12 @@ valid_kver() {
 	is_release "$1" || die "KVER='$1' is not a kernel release (like $(uname -r)): give the release of an installed kernel"
 }
 
+# valid_series NAME SERIES: die unless SERIES (given as NAME=) is a kernel
+# series X.Y.
+valid_series() {
+	[[ $2 =~ ^[0-9]+\.[0-9]+$ ]] || die "$1='$2' is not a kernel series X.Y: give one the kit carries ($(carried_series))"
+}
+
 # kbuild_path NAME PATH: die if PATH (given as NAME=), or where it leads,
 # has a space or a colon: Kbuild cannot build there.
 kbuild_path() {

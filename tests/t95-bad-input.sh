@@ -193,7 +193,9 @@ lacks secure-boot-enrolled-no-advice 'mokutil --import' "$out"
 # refused with one line, nothing run, nothing written outside the kit.
 mk() { make -s -C "$BQLKIT_TOP" "$@"; }
 bad input-kver-path "KVER='../../x' is not a kernel release" mk build KVER=../../x
-bad input-base-injection "the kit has no series for Linux 6.1;touch" mk export BASE="6.1;touch $tmp/pwned"
+bad input-base-injection "BASE='6.1;touch .*' is not a kernel series X.Y" mk export BASE="6.1;touch $tmp/pwned"
+bad input-base-two-series "BASE='6.1 6.6' is not a kernel series X.Y" env BQLKIT_BUILD="$tmp/b-export" make -s -C "$BQLKIT_TOP" export BASE='6.1 6.6'
+bad input-export-kver "KVER='../../x' is not a kernel release" env BQLKIT_BUILD="$tmp/b-export" make -s -C "$BQLKIT_TOP" export BASE=6.1 KVER=../../x
 check input-base-not-run test ! -e "$tmp/pwned"
 # make help shows the values it was given, as text.
 out=$(mk help KVER="x';touch $tmp/pwned-help;'" DRIVERS="y';touch $tmp/pwned-help2;'" BQLKIT_CACHE="z';touch $tmp/pwned-help3;'" 2>&1) || true
