@@ -21,7 +21,7 @@ arch=$(dpkg --print-architecture)
 print='' src=''
 while [ $# -gt 0 ]; do
 	case $1 in
-	--arch) arch=${2:-}; shift 2 ;;
+	--arch) arch=${2:-}; shift; [ $# -eq 0 ] || shift ;;
 	--print-config) print=1; shift ;;
 	--src) src=1; shift ;;
 	--) shift; break ;;
@@ -29,14 +29,17 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# Both reach the generated apt.conf: only Debian's names.
+# Both reach the generated apt.conf and sources.list: only Debian's names
+# (a suite of letters and dashes: bookworm-* takes no other character).
 [[ $arch =~ ^[a-z0-9]+$ ]] || die "--arch '$arch' is not a Debian architecture name (amd64, arm64, armhf, ...)"
+uri=
 case $suite in
+*[!a-z-]*) ;;
 *-security) uri=http://deb.debian.org/debian-security ;;
 bullseye | bullseye-* | bookworm | bookworm-* | trixie | trixie-* | sid | experimental | forky | forky-*)
 	uri=http://deb.debian.org/debian ;;
-*) die "unknown Debian suite '$suite' (bullseye, bookworm, trixie, sid, experimental, with -security/-backports)" ;;
 esac
+[ -n "$uri" ] || die "unknown Debian suite '$suite' (bullseye, bookworm, trixie, sid, experimental, with -security/-backports)"
 # A -backports or -security suite, and experimental, need their base suite too.
 base=
 case $suite in

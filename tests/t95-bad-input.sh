@@ -228,7 +228,11 @@ mkdir -p "$tmp/blanks"
 printf 'VERSION = 6 \r\nPATCHLEVEL = 1\t\r\nSUBLEVEL = 0\r\n' >"$tmp/blanks/Makefile"
 check version-trailing-blanks test "$(kernel_version "$tmp/blanks")" = 6.1.0
 bad input-arch "--arch 'amd64\";x' is not a Debian architecture name" \
-	"$BQLKIT_TOP/scripts/apt-private.sh" bookworm --arch 'amd64";x' -- true
+	env BQLKIT_CACHE="$tmp/cache" "$BQLKIT_TOP/scripts/apt-private.sh" bookworm --arch 'amd64";x' -- true
+bad input-arch-missing "--arch '' is not a Debian architecture name" \
+	env BQLKIT_CACHE="$tmp/cache" "$BQLKIT_TOP/scripts/apt-private.sh" bookworm --arch
+bad input-suite "unknown Debian suite 'bookworm-x\";y'" \
+	env BQLKIT_CACHE="$tmp/cache" "$BQLKIT_TOP/scripts/apt-private.sh" 'bookworm-x";y' --print-config
 bad input-bench-empty "BENCH_RUNS given empty: give a value or leave it out" mk bench BENCH_RUNS=
 # ... also by the bench scripts themselves (the kernel named does not
 # exist: no bench starts either way).
