@@ -267,7 +267,8 @@ base_covers() {
 # missing); dies if it is a symlink, not root's, or writable by others (a
 # root program must not write where another user can plant a symlink).
 root_dir() {
-	[ -e "$1" ] || [ -L "$1" ] || mkdir -m 0700 "$1"
+	# (Another install may make it at the same moment: its checks decide.)
+	[ -e "$1" ] || [ -L "$1" ] || mkdir -m 0700 "$1" 2>/dev/null || true
 	[ ! -L "$1" ] && [ -d "$1" ] && [ "$(stat -c %u "$1")" = 0 ] &&
 		[ -z "$(find "$1" -maxdepth 0 -perm /022)" ] ||
 		die "$1 must be a directory only root can write (a symlink, another owner or group/other write was found): remove it and run again"
@@ -275,13 +276,13 @@ root_dir() {
 
 # install_lock ACTION: be root and hold the kit's install lock, so one
 # install or uninstall runs at a time (ACTION: install, uninstall).  The
-# lock is in /run/bqlkit (root's, not the world-writable /run/lock), opened
-# without truncating.
+# lock is in /run/bqlkit (root's, not the world-writable /run/lock; no
+# variable moves it), opened without truncating.
 install_lock() {
 	[ "$(id -u)" = 0 ] || die "${1%e}ing kernel modules needs root: run 'sudo make $1'"
-	root_dir "${BQLKIT_RUN_DIR:-/run/bqlkit}"
-	exec 9>>"${BQLKIT_RUN_DIR:-/run/bqlkit}/install.lock"
-	flock -n 9 || die "another bqlkit install or uninstall is running (lock ${BQLKIT_RUN_DIR:-/run/bqlkit}/install.lock): wait for it, then run 'make $1' again"
+	root_dir /run/bqlkit
+	exec 9>>/run/bqlkit/install.lock
+	flock -n 9 || die "another bqlkit install or uninstall is running (lock /run/bqlkit/install.lock): wait for it, then run 'make $1' again"
 }
 
 # debian_suite SERIES: a Debian suite with a linux-source-SERIES package;

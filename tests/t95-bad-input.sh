@@ -258,15 +258,32 @@ check dkms-source-own-dest-replaced bash -c "make -s -C '$BQLKIT_TOP' dkms-sourc
 # No fixed name in a world-writable directory; the install lock's directory
 # must be root's own.
 lacks no-fixed-names-in-tmp '/run/lock/bqlkit\|/tmp/bqlkit-apt' "$(grep -rn '/run/lock/bqlkit\|/tmp/bqlkit-apt' "$BQLKIT_TOP/scripts" || true)"
-if [ "$(id -u)" = 0 ]; then
-	ln -s "$tmp/usrsrc" "$tmp/lockdir"
-	bad install-lock-dir-symlink "$tmp/lockdir must be a directory only root can write" \
-		env BQLKIT_RUN_DIR="$tmp/lockdir" "$BQLKIT_TOP/scripts/uninstall.sh"
-	mkdir -m 0777 "$tmp/lockdir2"
-	bad install-lock-dir-world-writable "$tmp/lockdir2 must be a directory only root can write" \
-		env BQLKIT_RUN_DIR="$tmp/lockdir2" "$BQLKIT_TOP/scripts/uninstall.sh"
+# The install lock, in a private mount namespace with an empty /run (so
+# nothing of this machine's changes, and no real install or uninstall
+# runs): root's own /run/bqlkit/install.lock, made 0700; a symlink planted
+# at the old /run/lock name empties nothing; a /run/bqlkit that is not
+# root's alone is refused.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+	# in_run SETUP: SETUP, then take the install lock as make install does;
+	# print the lock's path, and its directory's mode and owner.
+	in_run() {
+		# shellcheck disable=SC2016 # the inner bash's $1, $2 and $$
+		unshare -m bash -c 'mount -t tmpfs tmpfs /run && mkdir -m 1777 /run/lock && eval "$2" &&
+			. "$1/scripts/lib.sh" && install_lock install && readlink /proc/$$/fd/9 && stat -c "%a %u" /run/bqlkit' \
+			_ "$BQLKIT_TOP" "$1" 2>&1
+	}
+	echo data >"$tmp/rootfile"
+	out=$(in_run "ln -s '$tmp/rootfile' /run/lock/bqlkit-install.lock") || true
+	has install-lock-path '^/run/bqlkit/install.lock$' "$out"
+	has install-lock-dir-made-0700 '^700 0$' "$out"
+	check install-lock-symlink-not-followed test "$(cat "$tmp/rootfile")" = data
+	bad install-lock-dir-foreign "/run/bqlkit must be a directory only root can write" in_run 'mkdir /run/bqlkit && chown 65534 /run/bqlkit'
+	bad install-lock-dir-symlink "/run/bqlkit must be a directory only root can write" in_run "ln -s '$tmp' /run/bqlkit"
+	bad install-lock-dir-world-writable "/run/bqlkit must be a directory only root can write" in_run 'mkdir -m 0777 /run/bqlkit'
+	out=$(BQLKIT_RUN_DIR=$tmp/elsewhere in_run 'true') || true
+	has install-lock-no-variable-moves-it '^/run/bqlkit/install.lock$' "$out"
 else
-	skip install-lock-dir "needs root"
+	skip install-lock "needs root and unshare (a private /run)"
 fi
 
 check host-state-unchanged test "$(state)" = "$before"
