@@ -67,22 +67,26 @@ npm_install() {
 [ ${#missing[@]} -gt 0 ] || { npm_install; exit 0; }
 [ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}): run as root, or apt-get install them"
 
+# apt_logged WHAT N ARG...: apt-get ARG... with its output in a log of this
+# run's own (mktemp: never a fixed name in /tmp), removed when apt-get
+# succeeds; else its last N lines, and die: WHAT failed, naming the log,
+# which is kept.
+apt_logged() {
+	local what=$1 n=$2 log
+	shift 2
+	log=$(mktemp "${TMPDIR:-/tmp}/bqlkit-apt-$1.XXXXXX")
+	if ! apt_get "$log" "$@"; then
+		tail -"$n" "$log" >&2
+		die "$what failed (log: $log)"
+	fi
+	rm -f "$log"
+}
 stamp=/var/lib/apt/periodic/bqlkit-update-stamp
 if [ -z "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then
 	step "apt-get update"
-	# A log of this run's own (mktemp: never a fixed name in /tmp),
-	# kept and named when apt fails.
-	log=$(mktemp "${TMPDIR:-/tmp}/bqlkit-apt-update.XXXXXX")
-	apt_get "$log" update -qq ||
-		{ tail -3 "$log" >&2; die "apt-get update failed (log: $log)"; }
-	rm -f "$log"
+	apt_logged "apt-get update" 3 update -qq
 	mkdir -p "$(dirname "$stamp")" && touch "$stamp"
 fi
 step "installing ${missing[*]}"
-log=$(mktemp "${TMPDIR:-/tmp}/bqlkit-apt.XXXXXX")
-if ! apt_get "$log" install -y -qq --no-install-recommends "${missing[@]}"; then
-	tail -5 "$log" >&2
-	die "apt-get install ${missing[*]} failed (log: $log)"
-fi
-rm -f "$log"
+apt_logged "apt-get install ${missing[*]}" 5 install -y -qq --no-install-recommends "${missing[@]}"
 npm_install

@@ -262,7 +262,7 @@ lacks no-fixed-names-in-tmp '/run/lock/bqlkit\|/tmp/bqlkit-apt' "$(grep -rn '/ru
 # nothing of this machine's changes, and no real install or uninstall
 # runs): root's own /run/bqlkit/install.lock, made 0700; a symlink planted
 # at the old /run/lock name empties nothing; a /run/bqlkit that is not
-# root's alone is refused.
+# root's alone is refused.  Then apt's logs.
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 	# in_run SETUP: SETUP, then take the install lock as make install does;
 	# print the lock's path, and its directory's mode and owner.
@@ -282,8 +282,36 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 	bad install-lock-dir-world-writable "/run/bqlkit must be a directory only root can write" in_run 'mkdir -m 0777 /run/bqlkit'
 	out=$(BQLKIT_RUN_DIR=$tmp/elsewhere in_run 'true') || true
 	has install-lock-no-variable-moves-it '^/run/bqlkit/install.lock$' "$out"
+	# apt's logs (install-deps.sh with a stub apt-get, its update stamp in
+	# a private /var/lib/apt/periodic): a new file each run, kept and named
+	# when apt-get fails, removed when it succeeds.
+	mkdir -p "$tmp/stub" "$tmp/aptlogs"
+	cat >"$tmp/stub/apt-get" <<'EOF'
+#!/bin/sh
+echo "stub apt-get $*"
+case " $* " in *" $STUB_APT_FAIL "*) echo "E: stub failure"; exit 100 ;; esac
+EOF
+	chmod +x "$tmp/stub/apt-get"
+	# deps FAIL: the stub fails "apt-get FAIL" (update, install; none).
+	deps() {
+		# shellcheck disable=SC2016 # the inner bash's $@
+		unshare -m bash -c 'mount -t tmpfs tmpfs /var/lib/apt/periodic && exec "$@"' _ \
+			env PATH="$tmp/stub:$PATH" TMPDIR="$tmp/aptlogs" STUB_APT_FAIL="$1" \
+			"$BQLKIT_TOP/scripts/install-deps.sh" build bqlkit-t95-no-such-package 2>&1
+	}
+	for f in update install; do
+		out=$(deps "$f") && rc=0 || rc=$?
+		log=$(sed -n 's/^bqlkit: error: apt-get .*failed (log: \(.*\))$/\1/p' <<<"$out")
+		check "apt-$f-fails" test "$rc" -ne 0
+		has "apt-$f-log-new-file" "^$tmp/aptlogs/bqlkit-apt-$f\.[A-Za-z0-9]\{6\}$" "$log"
+		has "apt-$f-log-kept" "^E: stub failure" "$(cat "$log" 2>/dev/null)"
+	done
+	rm -f "$tmp/aptlogs"/*
+	out=$(deps none) && rc=0 || rc=$?
+	check apt-succeeds test "$rc" -eq 0
+	check apt-succeeds-log-removed test -z "$(ls "$tmp/aptlogs")"
 else
-	skip install-lock "needs root and unshare (a private /run)"
+	skip install-lock-apt-logs "needs root and unshare (a private /run)"
 fi
 
 check host-state-unchanged test "$(state)" = "$before"
