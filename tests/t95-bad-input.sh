@@ -233,9 +233,9 @@ bad input-arch-missing "--arch '' is not a Debian architecture name" \
 	env BQLKIT_CACHE="$tmp/cache" "$BQLKIT_TOP/scripts/apt-private.sh" bookworm --arch
 bad input-suite "unknown Debian suite 'bookworm-x\";y'" \
 	env BQLKIT_CACHE="$tmp/cache" "$BQLKIT_TOP/scripts/apt-private.sh" 'bookworm-x";y' --print-config
-bad input-bench-empty "BENCH_RUNS given empty: give a value or leave it out" mk bench BENCH_RUNS=
-# ... also by the bench scripts themselves (the kernel named does not
-# exist: no bench starts either way).
+# make bench BENCH_RUNS= is refused, also by the bench scripts themselves
+# (the kernel named does not exist: no bench starts either way).
+bad input-bench-empty "BENCH_RUNS given empty: give a value or leave it out" mk bench BENCH_RUNS= BENCH_KERNELS=9.9.9-99-amd64
 bad input-bench-script-empty "BENCH_RUNS given empty: give a value or leave it out" \
 	env BENCH_RUNS= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/scripts/bench.sh"
 bad input-bench-mana-script-empty "BENCH_RATE given empty: give a value or leave it out" \
