@@ -202,6 +202,8 @@ out=$(mk help KVER="x';touch $tmp/pwned-help;'" DRIVERS="y';touch $tmp/pwned-hel
 check input-help-not-run test ! -e "$tmp/pwned-help" -a ! -e "$tmp/pwned-help2" -a ! -e "$tmp/pwned-help3"
 has input-help-shows-value "KVER=x';touch $tmp/pwned-help;'  KDIR=" "$out"
 bad input-kver-injection "KVER='6.1;touch .*' is not a kernel release" mk probe KVER="6.1;touch $tmp/pwned2"
+bad input-kver-injection-build "KVER='6.1;touch .*' is not a kernel release" mk build KVER="6.1;touch $tmp/pwned3"
+check input-kver-injection-not-run test ! -e "$tmp/pwned2" -a ! -e "$tmp/pwned3"
 bad input-drivers-unknown "DRIVERS: 'bogus' is not a driver the kit carries (mana mvneta veth)" mk build KVER="$K1" DRIVERS=bogus
 bad input-kdir-missing "KDIR='$tmp/no such dir' does not exist" mk build KDIR="$tmp/no such dir"
 bad input-fit-kdir-missing "KDIR='$tmp/no such dir' does not exist" \
