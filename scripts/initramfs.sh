@@ -26,10 +26,13 @@ set -euo pipefail
 [ -z "${BQLKIT_NO_INITRAMFS:-}" ] || exit 0
 state=/var/lib/bqlkit
 pending=$state/initramfs-pending
-# Only kernel releases (lib.sh is_release) are recorded or read back.
-pending_add() {
+# Only kernel releases (lib.sh is_release) are taken, recorded or read back.
+releases_only() {
 	local k
 	for k in "$@"; do is_release "$k" || die "initramfs.sh: '$k' is not a kernel release"; done
+}
+pending_add() {
+	releases_only "$@"
 	mkdir -p "$state"
 	{ cat "$pending" 2>/dev/null || true; printf '%s\n' "$@"; } | sort -u >"$pending.tmp"
 	mv "$pending.tmp" "$pending"
@@ -44,7 +47,7 @@ if [ "${1:-}" = --defer ]; then
 	pending_add "$@"
 	exit 0
 fi
-for k in "$@"; do is_release "$k" || die "initramfs.sh: '$k' is not a kernel release"; done
+releases_only "$@"
 # The kernels given, and those an earlier, interrupted run left pending.
 mapfile -t kernels < <({
 	printf '%s\n' "$@"
