@@ -171,8 +171,7 @@ dkms-source:
 
 # Run by DKMS inside its build directory (see dkms.conf).
 dkms-build:
-	BQLKIT_BASES=$(TOP)/bases BQLKIT_BUILD=$(TOP)/build $(TOP)/scripts/build.sh $(call q,$(KVER))
-	mkdir -p $(TOP)/out && cp $(TOP)/build/$(call q,$(KVER))/*.ko $(TOP)/out/
+	BQLKIT_BUILD=$(TOP)/build $(TOP)/scripts/dkms-build.sh $(call q,$(KVER))
 
 dkms-clean:
 	rm -rf $(TOP)/build $(TOP)/out

@@ -80,6 +80,10 @@ for drv in $drivers; do
 	[ -f "$base/MANIFEST" ] ||
 		die "no imported Linux $series source for $drv: run $(if is_tree "$kdir"; then echo "'make import SRC=$(tree_src "$kdir")'"; else source_advice "$series"; fi)"
 	bv=$(manifest_get "$base" version)
+	# Its distro package version (modinfo -F bqlkit shows it), when known.
+	bpkg=$(manifest_get "$base" package)
+	[ "$bpkg" != unknown ] || bpkg=
+	bpkg=${bpkg#* }
 	[ "$(series_of "$bv")" = "$series" ] ||
 		die "base $base holds Linux $bv, not $series: re-import it (make import SRC=...)"
 	if [ "$bv" != "$kv" ]; then
@@ -164,7 +168,7 @@ for drv in $drivers; do
 	cp "$BQLKIT_TOP/compat/bqlkit_info.c" "$mdir/"
 	{
 		echo "#define BQLKIT_VERSION \"$(cat "$BQLKIT_TOP/VERSION")-bqlkit\""
-		echo "#define BQLKIT_BUILD_INFO \"base=$bv series=$pseries patches=$(grep -vc '^#' "$pdir/series") fit=$(bash "$BQLKIT_TOP/scripts/fit-report.sh" --short "$tree.fit")${BQLKIT_FAULT_INJECTION:+ fault_injection=1}\""
+		echo "#define BQLKIT_BUILD_INFO \"base=$bv${bpkg:+ package=$bpkg} series=$pseries patches=$(grep -vc '^#' "$pdir/series") fit=$(bash "$BQLKIT_TOP/scripts/fit-report.sh" --short "$tree.fit")${BQLKIT_FAULT_INJECTION:+ fault_injection=1}\""
 		echo "#define BQLKIT_FIT \"$(bash "$BQLKIT_TOP/scripts/fit-report.sh" --modinfo "$tree.fit")\""
 	} >"$mdir/bqlkit_info.h"
 	[ -z "$adapted" ] || cp "$mdir/bqlkit_info.h" "$out/$drv-sparse-base/"

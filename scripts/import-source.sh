@@ -10,7 +10,8 @@
 # line of a driver's list must match at least one file.  The files land in
 # build/bases/X.Y/ (BQLKIT_BASES overrides build/bases) with a MANIFEST:
 # upstream version, distro package version when known, the source and its
-# sha256, and the sha256 of every file imported.
+# sha256, its provenance (distro, user or test), and the sha256 of every
+# file imported.
 # The base is replaced as a whole or not at all.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -134,6 +135,19 @@ if [ -z "$pkgver" ] && [ "$kind" = tarball ]; then
 	[ -n "${pkg:-}" ] && pkgver="$pkg $(dpkg-query -W -f='${Version}' "$pkg")"
 fi
 
+# Where the source comes from decides whether the base may ship in the DKMS
+# source and the .deb (scripts/make-dkms-source.sh): a distro's package, a
+# source the user gave; never a test's import of anything else (the suite
+# sets BQLKIT_PROVENANCE=test; the kit's own fixtures are tests' whoever
+# imports them).
+if [ -n "$pkgver" ]; then
+	provenance=distro
+elif [ "${BQLKIT_PROVENANCE:-}" = test ] || [[ $src == "$BQLKIT_TOP/tests/"* ]]; then
+	provenance="test"
+else
+	provenance=user
+fi
+
 {
 	echo "# bqlkit base manifest: files imported from a kernel source (not committed)"
 	echo "version=$ver"
@@ -141,6 +155,7 @@ fi
 	echo "package=${pkgver:-unknown}"
 	echo "source=$src"
 	echo "source_kind=$kind"
+	echo "provenance=$provenance"
 	if [ "$kind" = tarball ]; then
 		echo "source_sha256=$(sha256sum "$src" | cut -d' ' -f1)"
 	fi

@@ -67,17 +67,19 @@ series=$(series_of "$kv")
 	die "kernel $kver is Linux $series, which the kit does not support (it carries: $(cd "$BQLKIT_TOP/patches/veth" && echo */ | tr -d /))"
 
 # ensure_base KDIR: the imported base of the kernel's series, from the
-# distro's linux-source-X.Y (the exact version if apt has it).  On failure
-# returns 1 with the reason in $no_base.
+# distro's linux-source-X.Y (the kernel's own version if apt has it; never
+# a downgrade of an installed one).  On failure returns 1 with the reason
+# in $no_base.
 ensure_base() {
 	ensure_series "$(series_of "$(kernel_version "$1")")" "$(distro_version "$1")"
 }
 # ensure_series SERIES [PACKAGE_VERSION]: the same for a series.
 ensure_series() {
-	local series=$1 want=${2:-} tarball pkg
+	local series=$1 want=${2:-} tarball pkg have
 	tarball=/usr/src/linux-source-$series.tar.xz
-	if [ ! -f "$tarball" ]; then
-		pkg=linux-source-$series
+	pkg=linux-source-$series
+	have=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null) || have=
+	if [ ! -f "$tarball" ] || { [ -n "$want" ] && [ -n "$have" ] && dpkg --compare-versions "$want" gt "$have"; }; then
 		if [ -n "$want" ] && apt-cache madison "$pkg" 2>/dev/null | grep -q " $want "; then
 			pkg="$pkg=$want"
 		fi
@@ -94,6 +96,9 @@ ensure_series() {
 }
 no_base=
 ensure_base "$kdir" || die "$no_base"
+# The kit builds a kernel only from its own driver source (an update that
+# changed veth.c or mana is never undone): scripts/pick-source.sh.
+pick=$("$BQLKIT_TOP/scripts/pick-source.sh" "$kver") || die "not installing for kernel $kver: $pick"
 
 # Without KVER: every other kernel with headers whose series the kit carries.
 carried=$(cd "$BQLKIT_TOP/patches/veth" && echo */ | tr -d /)
@@ -106,13 +111,17 @@ if [ -n "$all" ]; then
 		[ "$k" != "$kver" ] || continue
 		s=$(series_of "$(kernel_version "$(kdir_for "$k")" 2>/dev/null || echo unknown.0)")
 		if [ ! -d "$BQLKIT_TOP/patches/veth/$s" ]; then
-			note "skipping kernel $k: the kit has no base for Linux $s (it carries: $carried)"
+			note "skipping kernel $k: the kit has no series for Linux $s (it carries: $carried)"
 		elif ! refusal=$("$BQLKIT_TOP/scripts/module-trust.sh" "$k"); then
 			note "skipping kernel $k: ${refusal:-scripts/module-trust.sh failed}"
-		elif ensure_base "$(kdir_for "$k")"; then
-			others="$others $k"
-		else
+		elif [ "$s" != "$series" ] && ! ensure_base "$(kdir_for "$k")"; then
+			# (Another kernel of $kver's series keeps the source imported
+			# for $kver: one linux-source-X.Y is installed at a time.)
 			note "skipping kernel $k: $no_base"
+		elif ! pick=$("$BQLKIT_TOP/scripts/pick-source.sh" "$k"); then
+			note "skipping kernel $k: $pick"
+		else
+			others="$others $k"
 		fi
 	done
 	# Every other series the kit carries whose linux-source this distro

@@ -239,8 +239,15 @@ version_ge() {
 
 # distro_version KDIR: the distro's package version recorded in the headers, if any.
 distro_version() {
-	sed -n 's/.*Debian \([^ ]*\) .*/\1/p' "$1/include/generated/utsversion.h" \
-		"$1/include/generated/compile.h" 2>/dev/null | head -1
+	local f v
+	for f in "$1/include/generated/utsversion.h" "$1/include/generated/compile.h"; do
+		[ -f "$f" ] || continue
+		v=$(sed -n 's/.*Debian \([^ ]*\) .*/\1/p' "$f")
+		if [ -n "$v" ]; then
+			echo "${v%%$'\n'*}"
+			return 0
+		fi
+	done
 }
 
 # base_dir SERIES: where the imported base for a kernel series lives.

@@ -21,12 +21,21 @@ fi
 conf_ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$BQLKIT_TOP/dkms.conf")
 [ "$conf_ver" = "$ver" ] || die "dkms.conf PACKAGE_VERSION ($conf_ver) differs from VERSION ($ver)"
 
-# Every imported base: scripts/fit.sh decides by content which series fits
-# it (a base of a release without a series of its own, 6.18 or 7.0, can).
+# Every imported base of a distro's package or a source the user gave
+# (scripts/import-source.sh records which): scripts/fit.sh decides by content
+# which series fits it (a base of a release without a series of its own,
+# 6.18 or 7.0, can).  A test's import (a fixture) never ships.
 bases=()
 for m in "$BQLKIT_BUILD"/bases/*/MANIFEST; do
 	[ -f "$m" ] || continue
-	bases+=("$(basename "$(dirname "$m")")")
+	b=$(dirname "$m")
+	p=$(manifest_get "$b" provenance)
+	# (A base imported before provenance was recorded: a package's is the distro's.)
+	[ -n "$p" ] || { [ "$(manifest_get "$b" package)" = unknown ] || p=distro; }
+	case $p in
+	distro | user) bases+=("$(basename "$b")") ;;
+	*) note "not shipping base $(basename "$b") ($(manifest_get "$b" source), provenance ${p:-unrecorded}): only a distro's or your own import ships; re-import it with make import SRC=... to ship it" ;;
+	esac
 done
 [ ${#bases[@]} -gt 0 ] || die "no imported base to ship: run 'make import SRC=/usr/src/linux-source-X.Y.tar.xz' first"
 

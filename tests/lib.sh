@@ -5,6 +5,9 @@
 #   FAIL <name>: <why>
 #   SKIP <name>: <why>
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+# What the suite imports is a test's (scripts/import-source.sh): it never
+# ships in a DKMS source or .deb, unless it is a distro's package.
+export BQLKIT_PROVENANCE=test
 
 # The kernels the suite tests: Debian bookworm's default 6.1 and its 6.12.
 TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}

@@ -30,8 +30,69 @@ done
 rc=0
 out=$("${d[@]}" build "bqlkit/$ver" -k 5.4.0-99-amd64 2>&1) || rc=$?
 check dkms-unsupported-exit-77 test "$rc" -eq 77
-check dkms-unsupported-one-line-reason grep -q 'bqlkit: skipping kernel 5.4.0-99-amd64: the kit has no base' <<<"$out"
+check dkms-unsupported-one-line-reason grep -q 'bqlkit: skipping kernel 5.4.0-99-amd64: the kit has no series for Linux 5.4' <<<"$out"
 check dkms-status-lists-built bash -c "'${d[0]}' ${d[*]:1} status | grep -c ': built' | grep -qx 2"
+
+# A kernel gets the kit only from its own driver source (scripts/pick-source.sh):
+# kernels of the 6.1 series at another sublevel (a security update) or
+# another Debian revision, as far as the kit reads their headers.
+fake_kernel() { # DIR SUBLEVEL DEBIAN_VERSION
+	mkdir -p "$1/include/generated"
+	printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = %s\nEXTRAVERSION =\n' "$2" >"$1/Makefile"
+	echo "#define UTS_VERSION \"#1 SMP PREEMPT_DYNAMIC Debian $3 (2026-12-01)\"" >"$1/include/generated/utsversion.h"
+}
+shipped=$tmp/src/bqlkit-$ver/bases
+bv=$(manifest_get "$shipped/6.1" version)
+bpv=$(manifest_get "$shipped/6.1" package)
+bpv=${bpv#* }
+up=$((${bv##*.} + 8))
+fake_kernel "$tmp/k-same" "${bv##*.}" "$bpv"
+fake_kernel "$tmp/k-update" "$up" "6.1.$up-1"
+fake_kernel "$tmp/k-rev" "${bv##*.}" "${bv}-99"
+pick() { KDIR=$1 BQLKIT_BASES=$2 "$BQLKIT_TOP/scripts/pick-source.sh" 6.1.0-99-amd64; }
+check pick-source-own-base bash -c "[ \"\$(KDIR='$tmp/k-same' BQLKIT_BASES='$shipped' '$BQLKIT_TOP/scripts/pick-source.sh' 6.1.0-99-amd64)\" = 'base $shipped/6.1' ]"
+expect_error pick-source-update-refused "its own driver source is not here (it is Linux 6.1.$up (package version 6.1.$up-1); the kit has Linux $bv" pick "$tmp/k-update" "$shipped"
+expect_error pick-source-update-says-in-tree-stays "so its in-tree drivers stay; for the kit: .*touch /etc/bqlkit/any-sublevel" pick "$tmp/k-update" "$shipped"
+expect_error pick-source-other-revision-refused "its own driver source is not here" pick "$tmp/k-rev" "$shipped"
+has pick-source-opt-in "^other $shipped/6.1$" "$(BQLKIT_ANY_SUBLEVEL=1 pick "$tmp/k-update" "$shipped" 2>&1)"
+rc=0
+out=$("${d[@]}" build "bqlkit/$ver" -k 6.1.0-99-amd64 --kernelsourcedir "$tmp/k-update" 2>&1) || rc=$?
+check dkms-other-sublevel-exit-77 test "$rc" -eq 77
+check dkms-other-sublevel-one-line test "$(grep -c 'bqlkit: skipping kernel 6.1.0-99-amd64: its own driver source is not here' <<<"$out")" -eq 1
+# The distro's linux-source of the very kernel: DKMS imports it and builds from it.
+tb=/usr/src/linux-source-6.1.tar.xz
+tv=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)
+k61=$(test_kernels | sed -n 1p)
+if [ -f "$tb" ] && [ "$tv" = "$(distro_version "$(kdir_for "$k61")")" ]; then
+	mkdir -p "$tmp/nobase"
+	has pick-source-own-tarball "^tarball $tb$" "$(pick "$(kdir_for "$k61")" "$tmp/nobase" 2>&1)"
+	cp -a "$tmp/src/bqlkit-$ver" "$tmp/src2" && rm -rf "$tmp/src2/bases/6.1" && mkdir -p "$tmp/src3" && mv "$tmp/src2" "$tmp/src3/bqlkit-$ver"
+	d3=(dkms --dkmstree "$tmp/tree3" --sourcetree "$tmp/src3" --installtree "$tmp/inst")
+	mkdir -p "$tmp/tree3"
+	"${d3[@]}" add "bqlkit/$ver" >/dev/null 2>&1 || true
+	if out=$("${d3[@]}" build "bqlkit/$ver" -k "$k61" 2>&1); then
+		pass dkms-build-from-own-tarball
+		has dkms-build-from-own-tarball-imported "importing from $tb" "$(cat "$tmp/tree3/bqlkit/$ver/$k61/"*/log/make.log 2>&1)"
+		ko=$(ls "$tmp/tree3/bqlkit/$ver/$k61/"*/module/veth.ko* 2>/dev/null | head -1)
+		has dkms-build-from-own-tarball-module "package=$tv " "$(modinfo -F bqlkit "$ko" 2>&1)"
+	else
+		fail dkms-build-from-own-tarball "$(tail -1 <<<"$out")"
+	fi
+else
+	skip pick-source-own-tarball "no $tb of $k61's version ${tv:-(none)}"
+fi
+
+# Only a distro's or the user's import ships (scripts/make-dkms-source.sh):
+# never a test's, a fixture's.
+mkdir -p "$tmp/pb/bases"
+cp -a "$shipped/6.1" "$tmp/pb/bases/"
+fx=$(ls -d "$BQLKIT_TOP"/tests/fixtures/kernels/stable-5.15.* | head -1)
+BQLKIT_BUILD=$tmp/pb "$BQLKIT_TOP/scripts/import-source.sh" "$fx" >/dev/null 2>&1
+has import-records-test-provenance '^provenance=test$' "$(cat "$tmp/pb/bases/5.15/MANIFEST")"
+out=$(BQLKIT_BUILD=$tmp/pb "$BQLKIT_TOP/scripts/make-dkms-source.sh" "$tmp/pbsrc" 2>&1) || true
+check dkms-source-ships-distro-base test -f "$tmp/pbsrc/bases/6.1/MANIFEST"
+check dkms-source-not-fixture test ! -e "$tmp/pbsrc/bases/5.15"
+has dkms-source-says-not-shipped "not shipping base 5.15 ($fx, provenance test)" "$out"
 
 if [ -n "${BQLKIT_QUICK:-}" ]; then
 	skip dkms-install "BQLKIT_QUICK=1 (real DKMS install not run)"
