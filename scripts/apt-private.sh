@@ -11,6 +11,9 @@
 # bookworm-backports, trixie, trixie-security, trixie-backports, sid,
 # experimental.  Lists are refreshed when older than a day.  Use it for
 # apt-get download / apt-cache only: never to install on this system.
+# apt fetches as its _apt user (where _apt cannot write, as root, saying
+# so); Release files past their Valid-Until are refused, except from a
+# suite named in BQLKIT_FROZEN_SUITES (a frozen snapshot mirror).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -77,9 +80,12 @@ if [ "$suite" = sid ] || [ "$suite" = experimental ] || [ "${suite%%-*}" = forky
 fi
 kind=deb
 [ -z "$src" ] || kind=deb-src
+# A suite's Release files expire (Valid-Until); apt accepts an expired one
+# only from a suite the user marks as a frozen snapshot (BQLKIT_FROZEN_SUITES).
+opts() { echo "arch=$arch signed-by=$keyring$(frozen_suite "$1" && echo " check-valid-until=no")"; }
 {
-	[ -z "$base" ] || echo "$kind [arch=$arch signed-by=$keyring] http://deb.debian.org/debian $base main"
-	echo "$kind [arch=$arch signed-by=$keyring] $uri $suite main"
+	[ -z "$base" ] || echo "$kind [$(opts "$base")] http://deb.debian.org/debian $base main"
+	echo "$kind [$(opts "$suite")] $uri $suite main"
 } | put "$dir/sources.list"
 put "$dir/apt.conf" <<EOC
 Dir::Etc::SourceList "$dir/sources.list";
@@ -90,9 +96,7 @@ Dir::Cache "$dir/cache";
 Dir::Cache::Archives "$dir/archives";
 APT::Architecture "$arch";
 APT::Architectures { "$arch"; };
-APT::Sandbox::User "root";
 Acquire::Languages "none";
-Acquire::Check-Valid-Until "false";
 EOC
 [ -f "$dir/status" ] || : >"$dir/status"
 export APT_CONFIG=$dir/apt.conf

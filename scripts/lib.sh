@@ -108,6 +108,19 @@ apt_get() {
 	done
 }
 
+# frozen_suite SUITE: true when the user marked SUITE as a frozen snapshot
+# (BQLKIT_FROZEN_SUITES="bookworm bookworm-security ..."), whose Release
+# files apt may accept past their Valid-Until; no suite by default.
+# (Checked when this file is sourced, below.)
+frozen_suite() {
+	[[ " ${BQLKIT_FROZEN_SUITES:-} " == *" $1 "* ]]
+}
+for _s in ${BQLKIT_FROZEN_SUITES:-}; do
+	[[ $_s =~ ^[a-z]+(-[a-z]+)?$ ]] ||
+		die "BQLKIT_FROZEN_SUITES: '$_s' is not a Debian suite name (bookworm, bookworm-security, ...)"
+done
+unset _s
+
 # kdir_for KVER: the kbuild directory of an installed kernel's headers; for
 # a kernel the kit built itself (scripts/build-vm-kernel.sh: no headers
 # package), its O= build directory.

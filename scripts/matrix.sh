@@ -52,10 +52,16 @@ chroot_dir() {
 			"$BQLKIT_TOP/scripts/install-deps.sh" build mmdebstrap
 			mkdir -p "${tar%/*}"
 			step "creating the $s chroot with mmdebstrap (a few minutes; cached in $tar; log: $tar.log)"
-			# The archive this machine reaches may be a frozen snapshot whose
-			# Release files are past Valid-Until: accept them.
+			# Release files past their Valid-Until only from a suite the user
+			# marks as a frozen snapshot (BQLKIT_FROZEN_SUITES).
+			local i l
+			for i in "${!srcs[@]}"; do
+				l=${srcs[$i]}
+				l=${l#deb }
+				l=${l#* }
+				! frozen_suite "${l%% *}" || srcs[i]="deb [check-valid-until=no] ${srcs[$i]#deb }"
+			done
 			mmdebstrap --verbose --variant=apt --format=tar --keyring="$kr" \
-				--aptopt='Acquire::Check-Valid-Until "false"' \
 				--include="$include" \
 				"$s" "$tar.tmp" "${srcs[@]}" >"$tar.log" 2>&1 ||
 				{ tail -3 "$tar.log" >&2; rm -f "$tar.tmp"; die "mmdebstrap $s failed (log: $tar.log)"; }
@@ -66,7 +72,10 @@ chroot_dir() {
 		mkdir -p "$dir"
 		tar -xf "$tar" -C "$dir"
 		cp /etc/resolv.conf "$dir/etc/resolv.conf"
-		echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99bqlkit"
+		# (A chroot made before Valid-Until became opt-in has the option
+		# in mmdebstrap's apt.conf: not any more.)
+		[ ! -f "$dir/etc/apt/apt.conf.d/99mmdebstrap" ] ||
+			sed -i '/Check-Valid-Until/d' "$dir/etc/apt/apt.conf.d/99mmdebstrap"
 		touch "$dir/.ready"
 	fi
 	echo "$dir"

@@ -235,6 +235,17 @@ bad input-arch-missing "--arch '' is not a Debian architecture name" \
 	env BQLKIT_CACHE="$tmp/cache" "$BQLKIT_TOP/scripts/apt-private.sh" bookworm --arch
 bad input-suite "unknown Debian suite 'bookworm-x\";y'" \
 	env BQLKIT_CACHE="$tmp/cache" "$BQLKIT_TOP/scripts/apt-private.sh" 'bookworm-x";y' --print-config
+# apt checks Release files' Valid-Until and fetches as _apt: the private
+# configuration neither turns the check off (but for a suite the user marks
+# as a frozen snapshot) nor makes root apt's sandbox user.
+conf=$(env BQLKIT_CACHE="$tmp/cache" "$BQLKIT_TOP/scripts/apt-private.sh" bookworm-security --print-config)
+lacks apt-private-no-root-sandbox 'Sandbox' "$(cat "$conf")"
+lacks apt-private-valid-until-checked 'Valid-Until\|check-valid-until' "$(cat "$conf" "${conf%apt.conf}sources.list")"
+env BQLKIT_CACHE="$tmp/cache" BQLKIT_FROZEN_SUITES=bookworm "$BQLKIT_TOP/scripts/apt-private.sh" bookworm-security --print-config >/dev/null
+has apt-private-frozen-suite-opt-in 'check-valid-until=no\] http://deb.debian.org/debian bookworm main' "$(cat "${conf%apt.conf}sources.list")"
+lacks apt-private-frozen-only-that-suite 'check-valid-until=no\] http://deb.debian.org/debian-security' "$(cat "${conf%apt.conf}sources.list")"
+bad input-frozen-suites "BQLKIT_FROZEN_SUITES: 'bookworm;x' is not a Debian suite name" \
+	env BQLKIT_CACHE="$tmp/cache" BQLKIT_FROZEN_SUITES='bookworm;x' "$BQLKIT_TOP/scripts/apt-private.sh" bookworm --print-config
 # make bench BENCH_RUNS= is refused, also by the bench scripts themselves
 # (the kernel named does not exist: no bench starts either way).
 bad input-bench-empty "BENCH_RUNS given empty: give a value or leave it out" mk bench BENCH_RUNS= BENCH_KERNELS=9.9.9-99-amd64
