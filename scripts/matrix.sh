@@ -26,10 +26,16 @@ start=$(date +%s)
 chroot_include() { echo "$(build_deps | grep -vx dkms | tr '\n' ,)ca-certificates,binutils,perl"; }
 
 # chroot_dir SUITE: an unpacked chroot of SUITE with a compiler, cached
-# (under chroot_hold's exclusive lock when it changes anything).
-chroot_dir() {
+# (under chroot_hold's exclusive lock when it changes anything).  A
+# subshell: interrupted (SIGINT, SIGTERM, SIGHUP), it removes what it had
+# half made, the tarball being written or the chroot being unpacked.
+chroot_dir() (
 	local s=$1 dir=$BQLKIT_CACHE/chroots/$1-amd64 tar=$BQLKIT_CACHE/chroots/$1-amd64.tar
-	local include
+	local include half=()
+	trap 'rm -rf "${half[@]}"' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	trap 'exit 129' HUP
 	include=$(chroot_include)
 	if { [ -e "$tar" ] || [ -e "$dir/.ready" ]; } && [ "$(cat "$tar.packages" 2>/dev/null)" != "$include" ]; then
 		! mountpoint -q "$dir/proc" || umount "$dir/proc" || umount -l "$dir/proc"
@@ -61,13 +67,15 @@ chroot_dir() {
 				l=${l#* }
 				! frozen_suite "${l%% *}" || srcs[i]="deb [check-valid-until=no] ${srcs[$i]#deb }"
 			done
+			half=("$tar.tmp")
 			mmdebstrap --verbose --variant=apt --format=tar --keyring="$kr" \
 				--include="$include" \
 				"$s" "$tar.tmp" "${srcs[@]}" >"$tar.log" 2>&1 ||
-				{ tail -3 "$tar.log" >&2; rm -f "$tar.tmp"; die "mmdebstrap $s failed (log: $tar.log)"; }
+				{ tail -3 "$tar.log" >&2; die "mmdebstrap $s failed (log: $tar.log)"; }
 			mv "$tar.tmp" "$tar"
 			echo "$include" >"$tar.packages"
 		fi
+		half=("$dir")
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		tar -xf "$tar" -C "$dir"
@@ -77,9 +85,10 @@ chroot_dir() {
 		[ ! -f "$dir/etc/apt/apt.conf.d/99mmdebstrap" ] ||
 			sed -i '/Check-Valid-Until/d' "$dir/etc/apt/apt.conf.d/99mmdebstrap"
 		touch "$dir/.ready"
+		half=()
 	fi
 	echo "$dir"
-}
+)
 
 # chroot_hold SUITE: this run holds the SUITE chroot until it ends (the
 # lock file's descriptor stays open): shared while it builds there, so

@@ -49,7 +49,14 @@ chroot_tarball() {
 	exec {fd}>&-
 	return $rc
 }
-chroot_tarball_locked() {
+# (A subshell: interrupted by SIGINT, SIGTERM or SIGHUP, it removes what it
+# had half made; only a whole tarball is renamed into place.)
+chroot_tarball_locked() (
+	local half=()
+	trap 'rm -rf "${half[@]}"' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	trap 'exit 129' HUP
 	local tar=$BQLKIT_CHROOT_DIR/bookworm-kit.tar.zst key=$BQLKIT_CHROOT_DIR/bookworm-kit.packages
 	local wanted
 	wanted=$(chroot_wanted | tr '\n' ' ')
@@ -72,6 +79,7 @@ chroot_tarball_locked() {
 		abi=${abi#linux-headers-}
 		abi=${abi%-amd64}
 		[ -n "$abi" ] || { note "chroot: no 5.10 headers in bullseye-security"; return 1; }
+		half=("$old.tmp")
 		rm -rf "$old.tmp" && mkdir -p "$old.tmp"
 		(cd "$old.tmp" && "$BQLKIT_TOP/scripts/apt-private.sh" bullseye-security -- apt-get download -qq \
 			"linux-headers-$abi-amd64" "linux-headers-$abi-common" linux-kbuild-5.10) >&2 || return 1
@@ -82,6 +90,7 @@ chroot_tarball_locked() {
 	abi61=$(sed -n 's/^6\.1\.0-\([0-9]*\)-amd64$/\1/p' <<<"$k61")
 	step "chroot: mmdebstrap bookworm with dkms, the test kernels (image + headers) and their linux-source (downloads ~750 MB the first time, then ~5 min)"
 	local log=$BQLKIT_CHROOT_DIR/mmdebstrap.log
+	half=("$tar.tmp" "$tar.part")
 	rm -f "$tar.tmp"
 	# initramfs-tools is set up before any kernel is installed: MODULES=list
 	# (small, fast images) plus veth, so that each image holds veth.
@@ -105,10 +114,11 @@ chroot_tarball_locked() {
 	step "chroot: compressing ($(du -sh "$tar.tmp" | cut -f1) tar)"
 	zstd -q -T0 -3 --rm -f "$tar.tmp" -o "$tar.part" || return 1
 	mv "$tar.part" "$tar"
+	half=()
 	echo "$wanted" >"$key"
 	step "chroot: cached $tar ($(du -sh "$tar" | cut -f1))"
 	echo "$tar"
-}
+)
 
 chroot_up() {
 	local dir=$1 tar start

@@ -52,3 +52,45 @@ exec {hold}>&-
 check matrix-chroot-waits test "$rc" -eq 124
 has matrix-chroot-says-waiting "waiting for the other runs that use the trixie chroot" "$(cat "$tmp/held.out")"
 check matrix-chroot-left-alone test -e "$fake/trixie-amd64/.ready" -a -e "$fake/trixie-amd64.tar"
+
+# A chroot being made when the run is interrupted (Ctrl-C: SIGINT to its
+# process group): nothing half made stays, so nothing incomplete is taken
+# for a chroot later.  mmdebstrap is a stand-in that writes part of the
+# tarball and works on; both chroot makers (make matrix's, the suite's).
+mkdir -p "$tmp/stub"
+cat >"$tmp/stub/mmdebstrap" <<'EOS'
+#!/bin/bash
+for a; do case $a in *.tmp) echo partial >"$a" ;; esac; done
+: >"$STUB_STARTED"
+sleep 60
+EOS
+chmod +x "$tmp/stub/mmdebstrap"
+# interrupt NAME CMD...: CMD in a process group of its own, SIGINT to the
+# group once the stand-in mmdebstrap runs; NAME-exit-130.  (perl restores
+# SIGINT's default: a job of a script inherits it ignored.)
+interrupt() {
+	local name=$1 pid rc=0 _
+	shift
+	rm -f "$tmp/started"
+	# shellcheck disable=SC2016 # perl's $SIG
+	STUB_STARTED=$tmp/started PATH=$tmp/stub:$PATH \
+		setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' "$@" >"$tmp/$name.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do [ -e "$tmp/started" ] && break; sleep 0.1; done
+	kill -INT -- "-$pid" 2>/dev/null || true
+	wait "$pid" || rc=$?
+	check "$name-exit-130" test "$rc" -eq 130
+}
+c=$tmp/cache-int/chroots
+interrupt sigint-matrix-chroot env BQLKIT_CACHE="$tmp/cache-int" MATRIX_RESULTS="$tmp/int" BQLKIT_BUILD="$tmp/build-int" \
+	"$BQLKIT_TOP/scripts/matrix.sh" '^trixie-6\.12$'
+lacks sigint-matrix-chroot-nothing-half-made . "$(cd "$c" && ls -d trixie-amd64.tar trixie-amd64.tar.tmp trixie-amd64.tar.packages trixie-amd64 2>/dev/null)"
+# The suite's chroot (tests/chroot.sh), its 5.10 headers taken from this
+# machine's cache when there.
+cd2=$tmp/chroot-int
+mkdir -p "$cd2"
+[ ! -d "$BQLKIT_CACHE/chroot/debs-5.10" ] || cp -a "$BQLKIT_CACHE/chroot/debs-5.10" "$cd2/"
+# shellcheck disable=SC2016 # the inner bash's $1
+interrupt sigint-suite-chroot env BQLKIT_CHROOT_DIR="$cd2" \
+	bash -c '. "$1/tests/lib.sh" && . "$1/tests/chroot.sh" && chroot_tarball' _ "$BQLKIT_TOP"
+lacks sigint-suite-chroot-nothing-half-made . "$(cd "$cd2" && ls -d bookworm-kit.tar* bookworm-kit.packages debs-5.10.tmp 2>/dev/null)"
