@@ -2,7 +2,7 @@
 # mana-dev.sh --kver KVER [--module FILE] [--suite SUITE] [--scenario NAME]
 #             [--log FILE] [--append STR] [--timeout SECS] [--smp N]
 #             [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--icount SPEC]
-#             [--plugin NAME,ARGS] [--quiet]
+#             [--plugin NAME,ARGS] [--file SRC:DST]... [--quiet]
 # Boot Debian kernel KVER in the kit's QEMU (scripts/build-qemu.sh) with
 # two emulated MANA VFs on one hub, i.e. a wire between them, and run a
 # mana scenario (guest/NAME.sh, default mana-dev): with --module the kit's
@@ -12,14 +12,15 @@
 # both VFs (e.g. "queues=4,rate-mbps=1000").  --icount: run-vm.sh's (guest
 # time from the instruction count; with sleep=off an idle guest's timers
 # fire at once, so its waits cost no host time).  --plugin: run-vm.sh's (a
-# TCG plugin of the kit's QEMU: make bench DRIVER=mana's insncount).  Exit 0
+# TCG plugin of the kit's QEMU: make bench DRIVER=mana's insncount).  --file:
+# another file into the guest (mkinitramfs.sh's).  Exit 0
 # iff no check failed.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: mana-dev.sh --kver KVER [--module FILE] [--suite SUITE] [--scenario NAME] [--log FILE] [--append STR] [--timeout SECS] [--smp N] [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--icount SPEC] [--plugin NAME,ARGS] [--quiet]"; }
-kver='' module='' suite='' scenario=mana-dev logf='' append='' props='' qemu='' run_args=()
+usage() { die "usage: mana-dev.sh --kver KVER [--module FILE] [--suite SUITE] [--scenario NAME] [--log FILE] [--append STR] [--timeout SECS] [--smp N] [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--icount SPEC] [--plugin NAME,ARGS] [--file SRC:DST]... [--quiet]"; }
+kver='' module='' suite='' scenario=mana-dev logf='' append='' props='' qemu='' run_args=() more=()
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--kver) need_arg "$1" "${2:-}"; kver=$2; shift 2 ;;
@@ -35,6 +36,7 @@ while [[ $# -gt 0 ]]; do
 	--qmp) need_arg "$1" "${2:-}"; run_args+=(--qmp "$2"); shift 2 ;;
 	--icount) need_arg "$1" "${2:-}"; run_args+=(--icount "$2"); shift 2 ;;
 	--plugin) need_arg "$1" "${2:-}"; run_args+=(--plugin "$2"); shift 2 ;;
+	--file) need_arg "$1" "${2:-}"; more+=(--file "$2"); shift 2 ;;
 	--quiet) run_args+=(--quiet); shift ;;
 	*) usage ;;
 	esac
@@ -49,7 +51,7 @@ fi
 kimg=$("$VM_DIR/get-kernel.sh" ${suite:+--suite "$suite"} "$kver")
 
 # XDP programs (BPF bytecode, the same for every kernel).
-files=(--file "$VM_DIR/guest/mana-lib.sh:/bqlkit/mana-lib.sh")
+files=(--file "$VM_DIR/guest/mana-lib.sh:/bqlkit/mana-lib.sh" "${more[@]}")
 for x in xdp_pass xdp_tx; do
 	obj=$BQLKIT_VM_BUILD/bin/$x.o
 	mkdir -p "$(dirname "$obj")"

@@ -446,3 +446,48 @@ wait_backlog_zero() {
 tx_timeouts() {
 	in_ns A sh -c 'cat /sys/class/net/vethA/queues/tx-*/tx_timeout' | awk '{ n += $1 } END { print n + 0 }'
 }
+
+# Signature enforcement (guest/sigenforce.sh: veth; guest/mana-sigenforce.sh:
+# mana).  bqlkit.enforce says whether the host booted the kernel with
+# module.sig_enforce=1.
+# sig_state DRIVER: check that the kernel enforces signatures as asked.
+sig_state() {
+	SIG_ENFORCE=$(knob enforce 0)
+	_sig=$(cat /sys/module/module/parameters/sig_enforce 2>/dev/null || echo none)
+	emit "sigenforce asked=$SIG_ENFORCE sig_enforce=$_sig kernel=$(uname -r) driver=$1"
+	if [ "$SIG_ENFORCE" = 1 ]; then
+		check sig_enforce_on "the kernel enforces signatures (sig_enforce=$_sig)" [ "$_sig" = Y ]
+	else
+		check sig_enforce_off "the kernel does not enforce signatures (sig_enforce=$_sig)" [ "$_sig" = N ]
+	fi
+}
+# sig_premise MODULE KO: with the in-tree MODULE unloaded, insert KO (the
+# kit's MODULE signed with a key the kernel does not trust, as DKMS signs it
+# before its key is enrolled) and check what the kernel did; then the
+# in-tree MODULE goes back in.
+sig_premise() {
+	rmmod "$1"
+	if _out=$(insmod "$2" 2>&1); then _loaded=1; else _loaded=0; fi
+	emit "sigenforce insmod_signed loaded=$_loaded out=$(echo "$_out" | tr '\n' ' ')"
+	[ "$_loaded" = 0 ] || rmmod "$1"
+	insmod "/lib/modules/bqlkit/$1.ko"
+	if [ "$SIG_ENFORCE" = 1 ]; then
+		check kernel_refuses_untrusted "the kernel refused the kit's $1 signed with an untrusted key ($_out)" [ "$_loaded" = 0 ]
+	else
+		check kernel_loads_untrusted "the kernel loaded the kit's $1 signed with an untrusted key" [ "$_loaded" = 1 ]
+	fi
+}
+# sig_decision: the kit's decision on this kernel (/bqlkit/module-trust.sh,
+# scripts/module-trust.sh as install.sh and dkms.conf run it).
+sig_decision() {
+	_line=$(sh /bqlkit/module-trust.sh "$(uname -r)")
+	_rc=$?
+	emit "sigenforce module_trust rc=$_rc line=$_line"
+	if [ "$SIG_ENFORCE" = 1 ]; then
+		# shellcheck disable=SC2016 # the inner sh's $1 and $2
+		check kit_refuses "the kit's decision: do not install (exit $_rc: $_line)" \
+			sh -c '[ "$1" -eq 1 ] && echo "$2" | grep -q "module.sig_enforce=1"' _ "$_rc" "$_line"
+	else
+		check kit_installs "the kit's decision: install (exit $_rc)" [ "$_rc" -eq 0 ]
+	fi
+}
