@@ -4,7 +4,8 @@
 #   make install      -> DKMS builds + installs for both kernels, signed,
 #                        modinfo names the kit's module (depmod beats in-tree),
 #                        the initramfs holds the kit's veth
-#   a third kernel's headers (another 6.1 ABI) -> DKMS autoinstall builds it
+#   a third kernel's headers (another 6.1 upload, whose source the kit does
+#                        not have) -> skipped, in-tree drivers stay, one line
 #   a 5.10 kernel's headers (no base in the kit) -> skipped (exit 77), one line
 #   make uninstall    -> the in-tree modules again, nothing of the kit left
 #   the bqlkit-dkms .deb: apt install, upgrade to a newer version, purge
@@ -94,13 +95,15 @@ check install-twice test "$rc" -eq 0
 has install-twice-says-so "already installed for $K1" "$out"
 lap "install checks"
 
-# --- a third kernel's headers: DKMS autoinstall builds the kit for it ----
+# --- a third kernel's headers, another Debian upload of 6.1 (-2 where the
+# kit has -3's source): DKMS skips it, its in-tree drivers stay, one line --
 out=$(cr "apt-get install -y /root/debs/linux-headers-$K3*.deb /root/debs/linux-headers-${K3%-amd64}-common*.deb") && rc=0 || rc=$?
 lap "third kernel $K3 (rc $rc)"
 check third-kernel-apt-install test "$rc" -eq 0
 exp_out third-kernel-output t90-third-kernel.txt "$(quiet_apt <<<"$out")"
-has third-kernel-autoinstalled "/lib/modules/$K3/updates/dkms/veth.ko" "$(kit_path "$K3" veth)"
-check third-kernel-others-kept test "$(kernels_installed)" = "$(printf '%s\n' "$K1" "$K2" "$K3" | sort | tr '\n' ' ')"
+check third-kernel-skipped-one-line test "$(grep -c "bqlkit: skipping kernel $K3: its own driver source is not here" <<<"$out")" -eq 1
+check third-kernel-not-built bash -c "! ls '$R/lib/modules/$K3/updates/dkms/'*.ko* 2>/dev/null"
+check third-kernel-others-kept test "$(kernels_installed)" = "$(printf '%s\n' "$K1" "$K2" | sort | tr '\n' ' ')"
 
 # --- a kernel series the kit has no base for: skipped, one line ----------
 out=$(cr "dpkg -i --force-depends /root/debs/linux-kbuild-5.10*.deb /root/debs/linux-headers-${K4%-amd64}-common*.deb /root/debs/linux-headers-$K4*.deb") || true
@@ -110,7 +113,7 @@ check unsupported-kernel-one-line test "$(grep -c "bqlkit: skipping kernel $K4" 
 out=$(cr "dkms build bqlkit/$ver -k $K4") && rc=0 || rc=$?
 check unsupported-kernel-dkms-exit-77 test "$rc" -eq 77
 check unsupported-kernel-not-built bash -c "! ls '$R/lib/modules/$K4/updates/dkms/'*.ko* 2>/dev/null"
-check unsupported-kernel-others-kept test "$(kernels_installed)" = "$(printf '%s\n' "$K1" "$K2" "$K3" | sort | tr '\n' ' ')"
+check unsupported-kernel-others-kept test "$(kernels_installed)" = "$(printf '%s\n' "$K1" "$K2" | sort | tr '\n' ' ')"
 # These headers' dependencies (gcc-10) are not in bookworm: take them out
 # before apt is used again; the third kernel too (fewer builds below).
 cr "dpkg --purge --force-depends linux-headers-$K4 linux-headers-${K4%-amd64}-common linux-kbuild-5.10 && apt-get purge -y -q linux-headers-$K3 linux-headers-${K3%-amd64}-common" >/dev/null || true
@@ -175,4 +178,44 @@ lap "then $K2's headers (rc $rc)"
 check new-series-headers-install test "$rc" -eq 0
 has new-series-autoinstalled "/lib/modules/$K2/updates/dkms/veth.ko" "$(kit_path "$K2" veth)"
 cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make uninstall" >/dev/null || true
+
+# --- a security update must not roll the driver back ------------------------
+# A made pair of one series: linux-source-6.1 of K3's upload and of K1's,
+# each the kit's files of the real one with veth.c's MODULE_DESCRIPTION
+# naming it (a change only that source has).  The kit is installed on the
+# older kernel (K3) from its source; then the newer kernel (K1) arrives with
+# its linux-source, as an upgrade brings them: DKMS must build K1's module
+# from K1's source, not from the base imported for K3 (before the kit took
+# each kernel's own source, K1 got "(6.1.192-2 source)").  The metapackage
+# linux-source goes first, and the made packages are held: apt would
+# otherwise put the archive's linux-source-6.1 back.
+v3=$(cd "$R/root/debs" && ls linux-headers-"$K3"_*.deb | sed 's/^[^_]*_\([^_]*\)_.*/\1/')
+v1=$(distro_version "$(kdir_for "$K1")")
+fake_source() { # VERSION LABEL: /root/linux-source-6.1_VERSION_all.deb in the chroot
+	local d=$tmp/fake-$1 b=$tmp/fake-$1-bases t=$tmp/fake-$1-tar/linux-source-6.1
+	BQLKIT_BASES=$b "$BQLKIT_TOP/scripts/import-source.sh" "$R/usr/src/linux-source-6.1.tar.xz" >/dev/null 2>&1 || return 1
+	mkdir -p "$d/DEBIAN" "$d/usr/src" "$t"
+	cp -a "$b/6.1/." "$t/" && rm "$t/MANIFEST"
+	sed -i "s/^MODULE_DESCRIPTION(\"Virtual Ethernet Tunnel\")/MODULE_DESCRIPTION(\"Virtual Ethernet Tunnel ($2)\")/" "$t/drivers/net/veth.c"
+	grep -q "($2)" "$t/drivers/net/veth.c" || return 1
+	tar -C "$(dirname "$t")" -cJf "$d/usr/src/linux-source-6.1.tar.xz" linux-source-6.1
+	printf 'Package: linux-source-6.1\nVersion: %s\nArchitecture: all\nMaintainer: bqlkit tests <tests@bqlkit.invalid>\nDescription: made for t90: the files bqlkit imports, veth.c marked %s\n' "$1" "$2" >"$d/DEBIAN/control"
+	dpkg-deb --root-owner-group --build "$d" "$R/root/linux-source-6.1_$1_all.deb" >/dev/null
+}
+desc_of() { cr "modinfo -F description /lib/modules/$1/updates/dkms/veth.ko*" | tail -1; }
+if [ -z "$v3" ] || [ -z "$v1" ] || [ "$v3" = "$v1" ] || ! fake_source "$v3" "$v3 source" || ! fake_source "$v1" "$v1 source"; then
+	fail security-update-made-pair "could not make the pair of linux-source-6.1 packages ($v3, $v1)"
+else
+	out=$(cr "apt-get purge -y -q linux-headers-$K1 linux-headers-${K1%-amd64}-common linux-source && apt-get install -y /root/debs/linux-headers-$K3*.deb /root/debs/linux-headers-${K3%-amd64}-common*.deb && dpkg -i /root/linux-source-6.1_${v3}_all.deb && apt-mark hold linux-source-6.1 && cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install KVER=$K3") && rc=0 || rc=$?
+	lap "install on the older kernel $K3 from linux-source-6.1 $v3 (rc $rc)"
+	if [ "$rc" -eq 0 ]; then pass security-update-install-older; else fail security-update-install-older "exit $rc: $(tail -1 <<<"$out")"; fi
+	has security-update-older-from-its-source "($v3 source)" "$(desc_of "$K3")"
+	out=$(cr "apt-mark unhold linux-source-6.1 && dpkg -i /root/linux-source-6.1_${v1}_all.deb && apt-mark hold linux-source-6.1 && apt-get install -y linux-headers-$K1") && rc=0 || rc=$?
+	lap "the update: $K1 with linux-source-6.1 $v1 (rc $rc)"
+	if [ "$rc" -eq 0 ]; then pass security-update-newer-arrives; else fail security-update-newer-arrives "exit $rc: $(tail -1 <<<"$out")"; fi
+	has security-update-newer-from-its-source "($v1 source)" "$(desc_of "$K1")"
+	has security-update-newer-info "package=$v1 " "$(cr "modinfo -F bqlkit /lib/modules/$K1/updates/dkms/veth.ko*" | tail -1)"
+	has security-update-older-kept "($v3 source)" "$(desc_of "$K3")"
+	cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make uninstall" >/dev/null || true
+fi
 lap "done"
