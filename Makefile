@@ -9,6 +9,18 @@ export BQLKIT_CACHE ?= /var/cache/bqlkit
 # no value (KVER='6.1;cmd', a path with spaces) becomes shell text.
 q = '$(subst ','\'',$(1))'
 
+# literal VAR...: each VAR the user gave (command line or environment) is
+# taken as written: make does not expand "$(shell ...)" in it (the scripts
+# then check the value and refuse it with one line).
+# (given_on_command_line VAR: VAR was given on make's command line; its
+# origin is "override" from here on.)
+literal = $(foreach v,$(1),$(if $(filter command% environment%,$(origin $(v))),\
+	$(if $(filter command%,$(origin $(v))),$(eval COMMAND_LINE_VARS += $(v)))\
+	$(eval export override $(v) := $$(value $(v)))))
+given_on_command_line = $(filter $(1),$(COMMAND_LINE_VARS))
+$(call literal,KVER KDIR KSRC SRC SRCVER TREE OUT DRIVERS DRIVER BASE DESTDIR DEB_VERSION MATRIX_FILTER \
+	DEBUG_SERIES DEBUG_FLAVOURS BQLKIT_CACHE GIT_REV STRICT)
+
 # KVER: the kernel to build for; default: the running kernel if its headers
 # are installed, else the distro's default kernel (scripts/pick-kernel.sh).
 # With KDIR= (a prepared kernel tree, e.g. 5.15 or 6.6): that tree's version.
@@ -161,7 +173,7 @@ drift:
 	$(TOP)/scripts/check-drift.sh
 
 install:
-	$(TOP)/scripts/install.sh $(if $(filter command line,$(origin KVER)),$(call q,$(KVER)))
+	$(TOP)/scripts/install.sh $(if $(call given_on_command_line,KVER),$(call q,$(KVER)))
 
 uninstall:
 	$(TOP)/scripts/uninstall.sh
@@ -199,10 +211,11 @@ BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BEN
 	BENCH_MODE BENCH_ICOUNT BENCH_TURN_US BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE BENCH_TRACE_MS BENCH_QDISC BENCH_LIMIT_MAX BENCH_PIN_HARNESS \
 	BENCH_RATE BENCH_QUEUES BENCH_LOADS BENCH_FLOWS BENCH_SMP BENCH_LATENCY BENCH_COST_REPS BENCH_COST_PAYLOAD \
 	BENCH_COST_QUEUES
+$(call literal,$(BENCH_KNOBS) BENCH_REPORT_ONLY)
 BENCH_SCRIPT = $(if $(filter mana,$(DRIVER)),bench-mana.sh,bench.sh)
 bench:
 	@case $(call q,$(DRIVER)) in ''|veth|mana) ;; *) echo 'bqlkit: error: make bench benches veth (the default) or mana: DRIVER='$(call q,$(DRIVER))' is neither' >&2; exit 1 ;; esac
-	BENCH_COMMAND=$(call q,$(strip make bench $(if $(DRIVER),DRIVER=$(DRIVER)) $(foreach v,$(BENCH_KNOBS),$(if $(filter command line,$(origin $(v))),$(v)=$(if $(word 2,$($(v))),'$($(v))',$($(v))))))) \
+	BENCH_COMMAND=$(call q,$(strip make bench $(if $(DRIVER),DRIVER=$(DRIVER)) $(foreach v,$(BENCH_KNOBS),$(if $(call given_on_command_line,$(v)),$(v)=$(if $(word 2,$($(v))),'$($(v))',$($(v))))))) \
 		$(foreach v,$(BENCH_KNOBS) BENCH_REPORT_ONLY,$(if $($(v)),$(v)=$(call q,$($(v))))) \
 		$(TOP)/scripts/$(BENCH_SCRIPT)
 

@@ -204,6 +204,12 @@ has input-help-shows-value "KVER=x';touch $tmp/pwned-help;'  KDIR=" "$out"
 bad input-kver-injection "KVER='6.1;touch .*' is not a kernel release" mk probe KVER="6.1;touch $tmp/pwned2"
 bad input-kver-injection-build "KVER='6.1;touch .*' is not a kernel release" mk build KVER="6.1;touch $tmp/pwned3"
 check input-kver-injection-not-run test ! -e "$tmp/pwned2" -a ! -e "$tmp/pwned3"
+# Make syntax in a value (command line or environment) is not expanded by
+# make: the value reaches the script as written, which refuses it.
+bad input-kver-make-syntax "KVER='\$(shell touch .*)' is not a kernel release" mk build KVER="\$(shell touch $tmp/pwned4)"
+bad input-kver-make-syntax-env "KVER='\$(shell touch .*)' is not a kernel release" env KVER="\$(shell touch $tmp/pwned5)" make -s -C "$BQLKIT_TOP" build
+bad input-bench-make-syntax "BENCH_RUNS" mk bench BENCH_RUNS="\$(shell touch $tmp/pwned6)" BENCH_KERNELS=9.9.9-99-amd64
+check input-make-syntax-not-run test ! -e "$tmp/pwned4" -a ! -e "$tmp/pwned5" -a ! -e "$tmp/pwned6"
 bad input-drivers-unknown "DRIVERS: 'bogus' is not a driver the kit carries (mana mvneta veth)" mk build KVER="$K1" DRIVERS=bogus
 bad input-kdir-missing "KDIR='$tmp/no such dir' does not exist" mk build KDIR="$tmp/no such dir"
 bad input-fit-kdir-missing "KDIR='$tmp/no such dir' does not exist" \
