@@ -66,6 +66,7 @@
 #   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/bench-lib.sh"
 
 bench_no_empty
 RUNS=${BENCH_RUNS:-3}

@@ -8,7 +8,8 @@
 # builds with Kbuild.  Results: build/KVER/<module>.ko.
 # Environment: KDIR (default /lib/modules/KVER/build), BQLKIT_BASES (where
 # imported bases live, default build/bases), STRICT=1 (refuse a base whose
-# sublevel differs from the kernel's), ARCH, CROSS_COMPILE,
+# sublevel differs from the kernel's), BQLKIT_FITTED (a DKMS source's changes
+# fitted when it was made: make-dkms-source.sh), ARCH, CROSS_COMPILE,
 # BQLKIT_FAULT_INJECTION=1 (test builds: compile the drivers' fault hooks).
 # Exit 77: the kit has no series for this kernel (DKMS reports it as skipped).
 set -euo pipefail
@@ -62,6 +63,19 @@ stage_files() {
 	done
 }
 
+# apply_fitted DIR BASE TREE: TREE is BASE with the fitted changes of DIR
+# (its series file names them in order) applied exactly; false if one
+# does not apply.
+apply_fitted() {
+	local p
+	rm -rf "$3" && mkdir -p "$3" && cp -a "$2/." "$3/"
+	while read -r p; do
+		patch -d "$3" -p1 -s -F0 -N --no-backup-if-mismatch <"$1/$p" >/dev/null 2>&1 || return 1
+	done <"$1/series"
+}
+# fit_tools: fit.sh can adapt and prove here (coccinelle, wiggle).
+fit_tools() { command -v spatch >/dev/null && command -v wiggle >/dev/null; }
+
 for drv in $drivers; do
 	# A driver the kernel does not enable (mvneta on x86, mana on armhf) is
 	# not built for it.
@@ -107,12 +121,25 @@ for drv in $drivers; do
 
 	# Fit the kit's changes to this source by content (scripts/fit.sh):
 	# the series is chosen by what fits, each change applied, adapted
-	# (3-way merge) or found already present, the result re-proved.
+	# (3-way merge) or found already present, the result re-proved.  In a
+	# DKMS source (BQLKIT_FITTED) that was done when it was made: the
+	# changes fitted to its Linux X.Y base then are applied exactly (patch
+	# alone); fit.sh runs only where they do not apply (another sublevel's
+	# source whose context moved) and its tools are here.
 	tree=$out/$drv-src
 	frc=0
 	rm -rf "$out/$drv-fit"
-	FIT_KEEP=$out/$drv-fit bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$base" "$tree" >"$out/$drv.fit.txt" 2>&1 || frc=$?
-	cat "$out/$drv.fit.txt" >&2
+	fitted=${BQLKIT_FITTED:+$BQLKIT_FITTED/$drv/$series}
+	if [ -n "$fitted" ] && [ -f "$fitted/fit" ] && apply_fitted "$fitted" "$base" "$tree"; then
+		cp "$fitted/fit" "$tree.fit"
+		note "$drv: applied the changes fitted to Linux $(sed -n 's/^kernel //p' "$fitted/fit") when this DKMS source was made ($(sed -n 's/^verdict //p' "$fitted/fit"), series $(sed -n 's/^series //p' "$fitted/fit"))"
+	else
+		if [ -n "$fitted" ] && [ -f "$fitted/fit" ] && ! fit_tools; then
+			die "$drv: the changes fitted to Linux $(sed -n 's/^kernel //p' "$fitted/fit") when this DKMS source was made do not apply exactly to the Linux $bv source (its context moved), and fitting them again needs coccinelle and wiggle: apt-get install coccinelle wiggle, then dkms install bqlkit/$(cat "$BQLKIT_TOP/VERSION") -k $kver; until then the in-tree drivers stay"
+		fi
+		FIT_KEEP=$out/$drv-fit bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$base" "$tree" >"$out/$drv.fit.txt" 2>&1 || frc=$?
+		cat "$out/$drv.fit.txt" >&2
+	fi
 	case $frc in
 	0) ;;
 	3)

@@ -7,7 +7,8 @@
 # scripts/pick-source.sh names the source: the shipped base when it is this
 # kernel's, else the distro's linux-source tarball of this very kernel
 # (imported here, into build/own-source/), else another sublevel's base only
-# when the administrator opted in.  Without one it fails with the reason;
+# when the administrator opted in.  The changes are those fitted when the
+# DKMS source was made (fitted/), applied with patch (scripts/build.sh).  Without one it fails with the reason;
 # dkms.conf has already made DKMS skip such a kernel, so this is reached
 # only by a direct call.
 set -euo pipefail
@@ -17,6 +18,8 @@ set -euo pipefail
 kver=$1
 valid_kver "$kver"
 export BQLKIT_BASES=$BQLKIT_TOP/bases
+# The kit's changes as make-dkms-source.sh fitted them to each base.
+[ ! -d "$BQLKIT_TOP/fitted" ] || export BQLKIT_FITTED=$BQLKIT_TOP/fitted
 if ! pick=$("$BQLKIT_TOP/scripts/pick-source.sh" "$kver"); then
 	die "not building for kernel $kver: $pick"
 fi

@@ -43,7 +43,38 @@ mkdir -p "$(dirname "$dest")"
 tmp=$(mktemp -d "$(dirname "$dest")/.$(basename "$dest").XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
-mkdir "$tmp/bases"
+mkdir "$tmp/bases" "$tmp/fitted"
+
+# The kit's changes are fitted to each base here, once, with the kit's
+# tools (scripts/fit.sh: 3-way merge, wiggle, the rules proved with
+# Coccinelle): fitted/DRIVER/X.Y/ holds the changes as they got in (the
+# series file names them in order) and the report.  A DKMS build applies
+# them with patch alone (scripts/build.sh).  A base they do not fit is not
+# shipped.
+fitted_ok=()
+for s in "${bases[@]}"; do
+	ok=1
+	for drv in $(manifest_get "$BQLKIT_BUILD/bases/$s" drivers); do
+		[ -d "$BQLKIT_TOP/patches/$drv" ] || continue
+		f=$tmp/fit-$drv-$s
+		if ! bash "$BQLKIT_TOP/scripts/fit.sh" "$drv" "$BQLKIT_BUILD/bases/$s" "$f" >"$f.log" 2>&1; then
+			note "not shipping base $s: the kit's $drv changes do not fit it ($(sed -n 's/^verdict //p' "$f.fit" 2>/dev/null | head -1); log: make fit SRC=$BQLKIT_BUILD/bases/$s)"
+			ok=
+			break
+		fi
+		mkdir -p "$tmp/fitted/$drv/$s"
+		cp "$f.fit" "$tmp/fitted/$drv/$s/fit"
+		sed -n 's/^patch \([^ ]*\) \(applied\|adapted\).*/\1.patch/p' "$f.fit" |
+			while read -r p; do
+				cp "$f.changes/$(basename "$p")" "$tmp/fitted/$drv/$s/"
+				basename "$p"
+			done >"$tmp/fitted/$drv/$s/series"
+	done
+	rm -rf "$tmp"/fit-*
+	if [ -n "$ok" ]; then fitted_ok+=("$s"); else rm -rf "$tmp"/fitted/*/"$s"; fi
+done
+[ ${#fitted_ok[@]} -gt 0 ] || die "the kit's changes fit none of the imported bases (${bases[*]}): see make fit SRC=<base>"
+bases=("${fitted_ok[@]}")
 kit_copy "$tmp"
 cp -a "$BQLKIT_TOP/dkms.conf" "$tmp/"
 echo "bqlkit $ver DKMS source, written by scripts/make-dkms-source.sh" >"$tmp/$mark"

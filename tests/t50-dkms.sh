@@ -82,6 +82,31 @@ else
 	skip pick-source-own-tarball "no $tb of $k61's version ${tv:-(none)}"
 fi
 
+# A DKMS build applies the changes fitted when the DKMS source was made,
+# with patch alone: no Coccinelle, no wiggle on PATH (a PATH of this
+# machine's commands without spatch and wiggle).  Where those fitted
+# changes do not apply (a source whose context moved, here a fitted patch
+# made stale) and the tools are missing: refused, naming them.
+check dkms-source-has-fitted test -s "$tmp/src/bqlkit-$ver/fitted/veth/6.1/series"
+has dkms-build-applies-fitted "applied the changes fitted to Linux $bv when this DKMS source was made" \
+	"$(cat "$tmp/tree/bqlkit/$ver/$k61/"*/log/make.log 2>&1)"
+mkdir -p "$tmp/nofit"
+for f in /usr/local/sbin/* /usr/local/bin/* /usr/sbin/* /usr/bin/* /sbin/* /bin/*; do
+	n=$(basename "$f")
+	case $n in spatch* | wiggle) continue ;; esac
+	[ -e "$tmp/nofit/$n" ] || ln -s "$f" "$tmp/nofit/$n"
+done
+light() { # FITTED: build veth for $k61 with BQLKIT_FITTED=FITTED and no fit tools on PATH
+	env PATH="$tmp/nofit" BQLKIT_BUILD="$tmp/light" BQLKIT_BASES="$shipped" BQLKIT_FITTED="$1" \
+		"$BQLKIT_TOP/scripts/build.sh" "$k61" veth
+}
+check dkms-light-no-fit-tools bash -c "! PATH='$tmp/nofit' command -v spatch && ! PATH='$tmp/nofit' command -v wiggle"
+check dkms-light-build light "$tmp/src/bqlkit-$ver/fitted"
+cp -a "$tmp/src/bqlkit-$ver/fitted" "$tmp/stale"
+sed -i '0,/^ #define VETH_RING_SIZE/s// #define VETH_RING_SIZE_MOVED/' "$tmp/stale/veth/6.1/"*implement-byte-queue-limits.patch
+expect_error dkms-light-stale-needs-tools "do not apply exactly to the Linux $bv source (its context moved), and fitting them again needs coccinelle and wiggle: apt-get install coccinelle wiggle" \
+	light "$tmp/stale"
+
 # Only a distro's or the user's import ships (scripts/make-dkms-source.sh):
 # never a test's, a fixture's.
 mkdir -p "$tmp/pb/bases"

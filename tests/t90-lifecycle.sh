@@ -132,7 +132,16 @@ for k in "$K1" "$K2"; do
 done
 
 # --- the .deb: install, upgrade, purge ---------------------------------------
-out=$(cr "apt-get install -y /root/bqlkit-dkms_${ver}_all.deb") && rc=0 || rc=$?
+# The package is light: a DKMS build applies the changes fitted when the
+# package was made, with patch; Coccinelle, wiggle and Python are only
+# recommended (they fit anew where those do not apply).  Installed here
+# without them.
+deb1=$BQLKIT_BUILD/deb/bqlkit-dkms_${ver}_all.deb
+lacks deb-depends-light 'coccinelle\|wiggle\|python' "$(dpkg-deb -f "$deb1" Depends)"
+has deb-recommends-fit-tools 'wiggle, coccinelle, libpython3-dev' "$(dpkg-deb -f "$deb1" Recommends)"
+cr "apt-get purge -y -q coccinelle wiggle libpython3-dev" >/dev/null || true
+check deb-install-no-fit-tools bash -c "! chroot '$R' sh -c 'command -v spatch || command -v wiggle'"
+out=$(cr "apt-get install --no-install-recommends -y /root/bqlkit-dkms_${ver}_all.deb") && rc=0 || rc=$?
 lap "apt install bqlkit-dkms $ver (rc $rc)"
 check deb-install test "$rc" -eq 0
 exp_out deb-install-output t90-deb-install.txt "$(quiet_apt <<<"$out")"
@@ -140,11 +149,13 @@ for k in "$K1" "$K2"; do
 	n=$(series_of "$(kernel_version "$(kdir_for "$k")")")
 	has "deb-install-$n-modinfo-kit" "/lib/modules/$k/updates/dkms/veth.ko" "$(kit_path "$k" veth)"
 	check "deb-install-$n-version" test "$(cr "modinfo -k $k -F version veth" | tail -1)" = "$ver-bqlkit"
+	has "deb-install-$n-applied-fitted" 'applied the changes fitted to Linux' "$(cat "$R/var/lib/dkms/bqlkit/$ver/$k/"*/log/make.log 2>&1)"
 done
+check deb-install-still-no-fit-tools bash -c "! chroot '$R' sh -c 'command -v spatch || command -v wiggle'"
 out=$(cr "cd /root/bqlkit && make install") && rc=0 || rc=$?
 check deb-then-make-install-fails test "$rc" -ne 0
 has deb-then-make-install-says-why 'bqlkit-dkms is installed and owns /usr/src/bqlkit-.*apt-get purge bqlkit-dkms' "$out"
-out=$(cr "apt-get install -y /root/bqlkit-dkms_${ver2}_all.deb") && rc=0 || rc=$?
+out=$(cr "apt-get install --no-install-recommends -y /root/bqlkit-dkms_${ver2}_all.deb") && rc=0 || rc=$?
 lap "apt upgrade to bqlkit-dkms $ver2 (rc $rc)"
 check deb-upgrade test "$rc" -eq 0
 exp_out deb-upgrade-output t90-deb-upgrade.txt "$(quiet_apt <<<"$out")"
