@@ -20,7 +20,7 @@ SRC ?= $(KSRC)
 DRIVERS ?= veth mana
 
 .PHONY: all help help-bench build modules import fit prepare-tree vm-kernel probe probe-report drift install uninstall \
-	dkms-source dkms-build dkms-clean deb check check-quick check-debug bench matrix export deps clean distclean
+	dkms-source dkms-build dkms-clean deb check check-quick check-debug support-table bench matrix export deps clean distclean
 
 all: build
 
@@ -48,6 +48,7 @@ help:
 	@echo '         make check-quick  without the VM, chroot and DKMS-install tests (BQLKIT_QUICK=1)'
 	@echo '         make check-debug  veth VM tests on KASAN+lockdep and KCSAN kernels, then t79'
 	@echo '         (DEBUG_SERIES="6.12 6.1" DEBUG_FLAVOURS="kasan kcsan")'
+	@echo '         make support-table  README'"'"'s support table from results/matrix.json and the fit corpus'
 	@echo 'matrix   make matrix  every driver x every kernel of scripts/matrix.conf -> results/matrix.md,'
 	@echo '         .json (MATRIX_JOBS=2, MATRIX_FILTER=<regex of row ids>, MATRIX_TREES="<tree> ...")'
 	@echo 'bench    make bench [DRIVER=mana]  stock vs kit under QEMU -> results/bench*.json, .md, .png'
@@ -167,6 +168,11 @@ check-quick:
 check-debug:
 	$(if $(DEBUG_SERIES),DEBUG_SERIES=$(call q,$(DEBUG_SERIES))) $(if $(DEBUG_FLAVOURS),DEBUG_FLAVOURS=$(call q,$(DEBUG_FLAVOURS))) \
 		$(TOP)/tests/check-debug.sh
+
+# README's support table, between its support-table markers; tests/t04 fails
+# when the committed one differs.
+support-table:
+	python3 $(TOP)/scripts/support-table.py --write $(TOP)/README.md
 
 # Environment BENCH_* reaches scripts/bench.sh (bench-mana.sh with DRIVER=mana) as is (make VAR=... exports it too);
 # one given empty (BENCH_RUNS=) is refused there.
