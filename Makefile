@@ -1,5 +1,6 @@
 # bqlkit: BQL backports for LTS/distro kernels as DKMS modules and quilt series.
-# `make help` lists every target and variable.
+# `make help` lists every target and variable along the pipeline; `make help-bench`
+# the bench's knobs.
 
 SHELL := /bin/bash
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -30,33 +31,53 @@ KSRC ?=
 SRC ?= $(KSRC)
 DRIVERS ?= veth mana
 
-.PHONY: all help build modules import fit prepare-tree vm-kernel probe probe-report drift install uninstall \
-	dkms-source dkms-build dkms-clean deb check check-quick check-debug bench matrix export deps clean distclean
+.PHONY: all help help-bench build modules import fit prepare-tree vm-kernel probe probe-report drift install uninstall \
+	dkms-source dkms-build dkms-clean deb check check-quick check-debug support-table bench matrix export deps clean distclean
 
 all: build
 
 help:
-	@echo 'bqlkit targets:'
-	@echo '  make install        build + install for the running kernel (or the distro default'
-	@echo '                      kernel when the running one has no headers) with DKMS, and for'
-	@echo '                      every other kernel with headers of a series the kit carries;'
-	@echo '                      KVER=<kver>: that kernel only.  Installs what it needs (dkms,'
-	@echo '                      quilt, headers, linux-source-X.Y) with apt, regenerates the'
-	@echo '                      initramfs where it holds veth/mana, says how to enroll the'
-	@echo '                      DKMS signing key when Secure Boot is on'
-	@echo '  make uninstall      remove the kit from DKMS (all kernels); the in-tree modules return'
-	@echo '  make check          the test suite (installs its dependencies; VM tests need ~5 min;'
-	@echo '                      the Debian chroot tests t90/t95 ~12 min, the first run builds'
-	@echo '                      the chroot: ~750 MB download, ~700 MB in BQLKIT_CACHE)'
-	@echo '  make check-quick    the suite without the VM, chroot and DKMS-install tests'
-	@echo '                      (TESTS="t90 t95" runs a subset; BQLKIT_QUICK=1 is check-quick)'
-	@echo '  make check-debug    the veth VM tests (t60 t70 t75 t76 t77) on KASAN+lockdep and KCSAN'
-	@echo '                      kernels built from linux-source-6.12 (first run ~50 min: the two'
-	@echo '                      kernels, cached in $$BQLKIT_CACHE/debug), then t79: no report'
-	@echo '                      naming the kit; DEBUG_SERIES="6.12 6.1" DEBUG_FLAVOURS="kasan kcsan"'
-	@echo '  make deb            build/deb/bqlkit-dkms_VERSION_all.deb (debhelper + dh-dkms): the kit'
-	@echo '                      and the imported bases; install it with apt install ./<deb>'
-	@echo '                      DEB_VERSION=<ver> packages the kit as another version'
+	@echo 'bqlkit: make TARGET [VAR=value ...]; the pipeline, then the laboratory (README.md, docs/)'
+	@echo 'import   make import SRC=<tarball|tree|git tree>  driver sources -> build/bases/X.Y (or KSRC=)'
+	@echo '         make prepare-tree TREE=<dir>  a 5.15/6.6/vendor tree, made buildable against'
+	@echo '         make vm-kernel TREE=<dir> OUT=<dir>  a small bootable x86_64 kernel for the VM tests'
+	@echo '         (VM_CONFIG= adds scripts/config arguments a tree needs)'
+	@echo 'fit      make fit SRC=<source> [KDIR=<tree>] [SRCVER=X.Y.Z]  per change: applied / adapted /'
+	@echo '         already present / does not fit, and a verdict per driver; KDIR= also builds it'
+	@echo '         make drift  apply every series to its imported base; fail on fuzz or offsets'
+	@echo 'build    make build  build for KVER into build/KVER/ (make modules, make all: the same)'
+	@echo '         make probe  the compat probes for KVER; make probe-report: beside the version'"'"'s guess'
+	@echo 'install  make install  build + install with DKMS for the running (or default) kernel and'
+	@echo '         every other kernel with headers of a carried series (KVER=: that one only);'
+	@echo '         apt installs what it needs; initramfs updated; says how to enroll the DKMS key'
+	@echo '         make uninstall  remove the kit from DKMS (all kernels); the in-tree modules return'
+	@echo '         make deb  build/deb/bqlkit-dkms_VERSION_all.deb (DEB_VERSION=); apt install ./<deb>'
+	@echo '         make dkms-source  the DKMS source tree into DESTDIR (default /usr/src/bqlkit-VERSION)'
+	@echo '         make dkms-build, make dkms-clean  run by DKMS: build KVER into out/; remove it'
+	@echo 'export   make export BASE=X.Y [DRIVER=veth]  git am patches for a vendor tree, compat folded'
+	@echo '         in -> build/export/X.Y/<driver>/ (SIGNOFF="Name <email>", else git config)'
+	@echo 'test     make check  the suite; ends "N passed, N failed, N skipped" (TESTS="t44 t90": a subset)'
+	@echo '         make check-quick  without the VM, chroot and DKMS-install tests (BQLKIT_QUICK=1)'
+	@echo '         make check-debug  veth VM tests on KASAN+lockdep and KCSAN kernels, then t79'
+	@echo '         (DEBUG_SERIES="6.12 6.1" DEBUG_FLAVOURS="kasan kcsan")'
+	@echo '         make support-table  README'"'"'s support table from results/matrix.json and the fit corpus'
+	@echo 'matrix   make matrix  every driver x every kernel of scripts/matrix.conf -> results/matrix.md,'
+	@echo '         .json (MATRIX_JOBS=2, MATRIX_FILTER=<regex of row ids>, MATRIX_TREES="<tree> ...")'
+	@echo 'bench    make bench [DRIVER=mana]  stock vs kit under QEMU -> results/bench*.json, .md, .png'
+	@echo '         (not pass/fail); make help-bench: its BENCH_* knobs'
+	@echo 'other    make deps (build dependencies with apt), make clean (build/ but the imported bases),'
+	@echo '         make distclean (build/ whole), make help (this)'
+	@echo 'variables:'
+	@echo '  KVER='$(call q,$(KVER))'  KDIR=<headers dir, default /lib/modules/KVER/build>'
+	@echo '  DRIVERS='$(call q,$(DRIVERS))'  BQLKIT_CACHE='$(call q,$(BQLKIT_CACHE))' (downloads: kernel images, chroots)'
+	@echo '  STRICT=1 (refuse a source of another sublevel than the kernel; another series always is)'
+	@echo '  FORCE=1 (import/prepare-tree a release the kit has no series for)  GIT_REV=<rev> (import from git)'
+	@echo '  BQLKIT_NO_INITRAMFS=1 (install/uninstall: leave the initramfs alone)'
+	@echo '  BQLKIT_CHROOT_MAX_DAYS=14 (rebuild the test chroot when older)'
+	@echo '  BQLKIT_UPDATE_EXPECTED=1 (t90: rewrite tests/expected/*.txt from this run; review the diff)'
+
+# The bench's knobs, apart from make help: BENCH_KNOBS below is their inventory.
+help-bench:
 	@echo '  make bench          stock vs kit veth under QEMU (the kit'"'"'s, scripts/build-qemu.sh): guest'
 	@echo '                      instructions per packet (insncount TCG plugin), latency under load, pps, DQL limit'
 	@echo '                      (not pass/fail) -> results/bench-KVER.json, bench.md, bench.png'
@@ -97,50 +118,6 @@ help:
 	@echo '                      BENCH_COST_REPS=2 (floods per boot and queue count)  BENCH_COST_PAYLOAD=64'
 	@echo '                      BENCH_COST_QUEUES=1 (queue counts of the cost floods)'
 	@echo '                      BENCH_ICOUNT=shift=2,sleep=off,align=off'
-	@echo '  make matrix         every driver x every kernel of scripts/matrix.conf (bookworm incl.'
-	@echo '                      cloud/rt, arm64/armhf cross, trixie, trixie-backports 7.3, sid 7.2,'
-	@echo '                      bullseye 5.10 in cached chroots) -> results/matrix.md and .json;'
-	@echo '                      MATRIX_JOBS=2 cells at a time; MATRIX_FILTER=<regex of kernel ids>'
-	@echo '                      MATRIX_TREES="<tree> ..." prepared 5.15/6.6 trees (rows tree-5.15,'
-	@echo '                      tree-6.6; else $$BQLKIT_CACHE/trees/linux-X.Y.*; none: "not in CI")'
-	@echo '  make export BASE=X.Y [DRIVER=veth]  mail-formatted patches for git am on a tree of'
-	@echo '                      that base, compat folded in -> build/export/X.Y/<driver>/ (every driver'
-	@echo '                      with a non-empty series; From: the upstream author, Signed-off-by:'
-	@echo '                      SIGNOFF="Name <email>" or git config user.name/user.email)'
-	@echo '  make fit SRC=…      per driver and change: applied / adapted (3-way merge, which hunks) /'
-	@echo '                      already present (which rule) / does not fit (hunk, function, why), and a'
-	@echo '                      verdict per driver; KDIR=<prepared tree or headers> also builds it'
-	@echo '                      (SRC: a tarball, a tree, a git tree, or a tests/fixtures/kernels/ entry)'
-	@echo '                      SRCVER=X.Y.Z: the release of a SRC of driver files without a top Makefile'
-	@echo '  make build          build for KVER into build/KVER/ (headers must be installed)'
-	@echo '  make import SRC=…   import driver sources from a kernel source into build/bases/X.Y'
-	@echo '                      (KSRC= is the same; a tarball, an unpacked tree or a git tree)'
-	@echo '  make prepare-tree TREE=…  make a kernel tree buildable against (5.15/6.6 LTS, vendor'
-	@echo '                      trees: no headers package): defconfig + the kit drivers unless it'
-	@echo '                      has a .config, modules_prepare, the in-tree ABI for check-abi;'
-	@echo '                      then: make import SRC=TREE; make build KDIR=TREE'
-	@echo '  make vm-kernel TREE=… OUT=…  a small bootable x86_64 kernel from a clean tree (O=OUT,'
-	@echo '                      ~10 min) for the VM tests of 5.15/6.6 (tests/t64); VM_CONFIG= adds'
-	@echo '                      scripts/config arguments a tree needs; with'
-	@echo '                      VM_CONFIG="-e HYPERV -e PCI_HYPERV -m MICROSOFT_MANA -m DUMMY" t82 runs mana on it'
-	@echo '  make probe          run the compat probes for KVER; make probe-report prints them'
-	@echo '                      next to what the version predicts ("backport detected")'
-	@echo '  make drift          apply every series to its imported base; fail on fuzz or offsets'
-	@echo '  make dkms-source    write the DKMS source tree to DESTDIR (default /usr/src/bqlkit-VERSION)'
-	@echo '  make dkms-build     (run by DKMS) build for KVER into out/; make dkms-clean removes it'
-	@echo '  make deps           install build dependencies with apt'
-	@echo '  make clean          remove build/ (imported bases are kept: make distclean drops them)'
-	@echo '  make modules        the same as make build; make all too'
-	@echo 'variables:'
-	@echo '  KVER='$(call q,$(KVER))'  KDIR=<headers dir, default /lib/modules/KVER/build>'
-	@echo '  SRC=<kernel source to import>  DRIVERS='$(call q,$(DRIVERS))'  STRICT=1 (refuse a source of another'
-	@echo '  sublevel than the kernel; another series is always refused; a tree: always refused)'
-	@echo '  FORCE=1 (make import/prepare-tree of a release the kit has no series for)'
-	@echo '  BQLKIT_CACHE='$(call q,$(BQLKIT_CACHE))' (downloads: kernel images, chroots)'
-	@echo '  DESTDIR=<dir> (make dkms-source)  DEB_VERSION=<ver> (make deb)  GIT_REV=<rev> (import from git)'
-	@echo '  BQLKIT_NO_INITRAMFS=1 (install/uninstall: leave the initramfs alone)'
-	@echo '  BQLKIT_CHROOT_MAX_DAYS=14 (rebuild the test chroot when older)'
-	@echo '  BQLKIT_UPDATE_EXPECTED=1 (t90: rewrite tests/expected/*.txt from this run; review the diff)'
 
 # (build.sh says what is wrong with KDIR= or KVER=, an empty KVER too.)
 build modules:
@@ -203,6 +180,11 @@ check-quick:
 check-debug:
 	$(if $(DEBUG_SERIES),DEBUG_SERIES=$(call q,$(DEBUG_SERIES))) $(if $(DEBUG_FLAVOURS),DEBUG_FLAVOURS=$(call q,$(DEBUG_FLAVOURS))) \
 		$(TOP)/tests/check-debug.sh
+
+# README's support table, between its support-table markers; tests/t04 fails
+# when the committed one differs.
+support-table:
+	python3 $(TOP)/scripts/support-table.py --write $(TOP)/README.md
 
 # Environment BENCH_* reaches scripts/bench.sh (bench-mana.sh with DRIVER=mana) as is (make VAR=... exports it too);
 # one given empty (BENCH_RUNS=) is refused there.
