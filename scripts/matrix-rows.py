@@ -5,12 +5,11 @@ matrix.
 usage: matrix-rows.py [MATRIX_CONF] [ID_REGEX]
 
 Prints one line of JSON, {"include": [{"id", "suite", "arch", "meta",
-"env", "cache"}, ...]}, one entry per row in the file's order, for
+"env"}, ...]}, one entry per row in the file's order, for
 `strategy.matrix: ${{ fromJSON(...) }}` (.github/workflows/ci.yml): a row
 added to matrix.conf is a job.  Rows with ENV tree are left out: they need
 a kernel tree of the user's (MATRIX_TREES), which CI has not, and would
-only end "not in CI".  "cache" keys the row's cached downloads: the
-chroot's suite for chroot rows, else suite and arch.
+only end "not in CI".
 """
 import json
 import os
@@ -29,10 +28,8 @@ with open(conf) as f:
             sys.exit(f"{conf}:{n}: expected ID SUITE ARCH META ENV, got {line.strip()!r}")
         kid, suite, arch, meta, env = words
         ids.append(kid)
-        if not pattern.search(kid) or env == "tree":
-            continue
-        cache = env.replace(":", "-") if env.startswith("chroot:") else f"{env}-{suite}-{arch}"
-        rows.append({"id": kid, "suite": suite, "arch": arch, "meta": meta, "env": env, "cache": cache})
+        if pattern.search(kid) and env != "tree":
+            rows.append({"id": kid, "suite": suite, "arch": arch, "meta": meta, "env": env})
 dup = sorted({i for i in ids if ids.count(i) > 1})
 if dup:
     sys.exit(f"{conf}: duplicate row ids: {' '.join(dup)}")

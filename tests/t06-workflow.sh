@@ -2,8 +2,9 @@
 # The GitHub Actions workflow (.github/workflows/ci.yml): actionlint finds
 # nothing (a broken copy it must catch proves it runs), its build matrix is
 # generated from scripts/matrix.conf (one job per row CI can run, nothing
-# listed by hand), and the report job's merge of per-row cell JSON keeps
-# matrix.conf's order and counts failures.
+# listed by hand), every path it caches is one the scripts read back
+# (tests/workflow-caches.py), and the report job's merge of per-row cell
+# JSON keeps matrix.conf's order and counts failures.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
@@ -36,6 +37,29 @@ has workflow-new-row-is-a-job '"id":"vendor-6.1-x"' "$rows"
 lacks workflow-tree-row-is-no-job '"id":"tree-' "$rows"
 echo "bookworm-6.1 bookworm-security amd64 linux-headers-amd64 host" >>"$tmp/matrix.conf"
 expect_error workflow-duplicate-row-refused 'duplicate row ids: bookworm-6.1' python3 "$BQLKIT_TOP/scripts/matrix-rows.py" "$tmp/matrix.conf"
+
+# The caches: only what the scripts read back, with what they need beside it
+# (the chroot tarball's .packages), keyed by what the scripts say it is, not
+# by the run (a key per run stores every run again).
+check workflow-caches-read-back python3 "$BQLKIT_TOP/tests/workflow-caches.py" "$wf"
+sed '/\.tar\.packages$/d' "$wf" >"$tmp/tar-alone.yml"
+# shellcheck disable=SC2016 # a literal $BQLKIT_CACHE in the message
+expect_error workflow-caches-catch-tarball-alone 'caches $BQLKIT_CACHE/chroots/\*-amd64.tar without .*tar.packages: scripts/matrix.sh refuses it alone' \
+	python3 "$BQLKIT_TOP/tests/workflow-caches.py" "$tmp/tar-alone.yml"
+sed 's|/linux-headers-\*\.deb$||' "$wf" >"$tmp/whole-dir.yml"
+# shellcheck disable=SC2016 # a literal $BQLKIT_CACHE in the message
+expect_error workflow-caches-catch-a-whole-directory 'caches $BQLKIT_CACHE/debs/\*-\*: more than the scripts read back there' \
+	python3 "$BQLKIT_TOP/tests/workflow-caches.py" "$tmp/whole-dir.yml"
+# A script that stops reading a cached path fails the check (fetch-source.sh
+# downloading its .deb again every time).
+mkdir -p "$tmp/top"
+cp -a "$BQLKIT_TOP/scripts" "$tmp/top/"
+# shellcheck disable=SC2016 # fetch-source.sh's $deb
+sed -i 's/^if \[ ! -f "$deb" \]; then$/if true; then/' "$tmp/top/scripts/fetch-source.sh"
+expect_error workflow-caches-catch-a-script-that-stops-reading 'linux-source-\*\.deb: scripts/fetch-source.sh no longer reads it' \
+	python3 "$BQLKIT_TOP/tests/workflow-caches.py" "$wf" "$tmp/top"
+has workflow-cache-keys-from-scripts 'scripts/matrix.sh --cache-keys' "$(cat "$wf")"
+lacks workflow-cache-keys-not-per-run 'run_id\|run_number\|run_attempt' "$(cat "$wf")"
 
 # The report job: two rows' cell JSON, given in the wrong order.
 cellj() { # ID STATUS
