@@ -3,7 +3,10 @@
 
 SHELL := /bin/bash
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-export BQLKIT_CACHE ?= /var/cache/bqlkit
+# BQLKIT_CACHE and DRIVERS have no default here: the scripts default them
+# (scripts/lib.sh, the one place); lib_default VAR says what it gives
+# BQLKIT_VAR, for make help.
+lib_default = $(shell bash -c '. $(TOP)/scripts/lib.sh && echo "$$BQLKIT_$(1)"' 2>/dev/null)
 
 # q: a value the user gave, single-quoted for the recipe's shell, so that
 # no value (KVER='6.1;cmd', a path with spaces) becomes shell text.
@@ -16,7 +19,10 @@ KVER ?= $(if $(KDIR),$(shell bash -c '. $(TOP)/scripts/lib.sh && kernel_version 
 # SRC (or KSRC): a kernel source to import (tarball, unpacked tree or git tree).
 KSRC ?=
 SRC ?= $(KSRC)
-DRIVERS ?= veth mana
+# DRIVERS: the drivers to build, import or fit.  drivers_env LIST: the
+# recipe's BQLKIT_DRIVERS=LIST where DRIVERS is given; else nothing, and the
+# scripts take every driver the kit carries.
+drivers_env = $(if $(DRIVERS),BQLKIT_DRIVERS=$(call q,$(1)))
 
 .PHONY: all help build modules import fit prepare-tree vm-kernel probe probe-report drift install uninstall \
 	dkms-source dkms-build dkms-clean deb check check-quick check-debug bench matrix export deps clean distclean
@@ -121,10 +127,10 @@ help:
 	@echo '  make modules        the same as make build; make all too'
 	@echo 'variables:'
 	@echo '  KVER='$(call q,$(KVER))'  KDIR=<headers dir, default /lib/modules/KVER/build>'
-	@echo '  SRC=<kernel source to import>  DRIVERS='$(call q,$(DRIVERS))'  STRICT=1 (refuse a source of another'
+	@echo '  SRC=<kernel source to import>  DRIVERS='$(call q,$(or $(DRIVERS),$(call lib_default,DRIVERS)))'  STRICT=1 (refuse a source of another'
 	@echo '  sublevel than the kernel; another series is always refused; a tree: always refused)'
 	@echo '  FORCE=1 (make import/prepare-tree of a release the kit has no series for)'
-	@echo '  BQLKIT_CACHE='$(call q,$(BQLKIT_CACHE))' (downloads: kernel images, chroots)'
+	@echo '  BQLKIT_CACHE='$(call q,$(or $(BQLKIT_CACHE),$(call lib_default,CACHE)))' (downloads: kernel images, chroots)'
 	@echo '  DESTDIR=<dir> (make dkms-source)  DEB_VERSION=<ver> (make deb)  GIT_REV=<rev> (import from git)'
 	@echo '  BQLKIT_NO_INITRAMFS=1 (install/uninstall: leave the initramfs alone)'
 	@echo '  BQLKIT_CHROOT_MAX_DAYS=14 (rebuild the test chroot when older)'
@@ -132,15 +138,16 @@ help:
 
 # (build.sh says what is wrong with KDIR= or KVER=, an empty KVER too.)
 build modules:
-	BQLKIT_DRIVERS=$(call q,$(DRIVERS)) $(TOP)/scripts/build.sh $(call q,$(KVER))
+	$(call drivers_env,$(DRIVERS)) $(TOP)/scripts/build.sh $(call q,$(KVER))
 
 import:
 	@test -n $(call q,$(SRC)) || { echo 'bqlkit: error: give SRC=<linux-source tarball, tree or git tree>' >&2; exit 1; }
-	BQLKIT_DRIVERS=$(call q,$(DRIVERS)) $(TOP)/scripts/import-source.sh $(call q,$(SRC))
+	$(call drivers_env,$(DRIVERS)) $(TOP)/scripts/import-source.sh $(call q,$(SRC))
 
+# (make fit audits mvneta whatever DRIVERS says: its series are empty.)
 fit:
 	@test -n $(call q,$(SRC)) || { echo 'bqlkit: error: give SRC=<kernel source, tree or git tree>' >&2; exit 1; }
-	BQLKIT_DRIVERS=$(call q,$(DRIVERS) mvneta) BQLKIT_SRCVER=$(call q,$(SRCVER)) $(TOP)/scripts/fit-source.sh $(call q,$(SRC)) $(if $(KDIR),$(call q,$(KDIR)))
+	$(call drivers_env,$(strip $(DRIVERS) $(filter-out $(DRIVERS),mvneta))) BQLKIT_SRCVER=$(call q,$(SRCVER)) $(TOP)/scripts/fit-source.sh $(call q,$(SRC)) $(if $(KDIR),$(call q,$(KDIR)))
 
 prepare-tree:
 	@test -n $(call q,$(TREE)) || { echo 'bqlkit: error: give TREE=<unpacked kernel tree>' >&2; exit 1; }

@@ -3,6 +3,8 @@
 
 BQLKIT_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BQLKIT_BUILD=${BQLKIT_BUILD:-$BQLKIT_TOP/build}
+# The kit's defaults live here, and only here: the Makefile and tests/vm
+# take them from this file (tests/t04-defaults.sh).
 BQLKIT_CACHE=${BQLKIT_CACHE:-/var/cache/bqlkit}
 # kit_drivers: the drivers the kit carries, in build order: the directories
 # under drivers/ with a driver.conf, by its ORDER= (dkms.conf lists its
