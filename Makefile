@@ -4,7 +4,10 @@
 
 SHELL := /bin/bash
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-export BQLKIT_CACHE ?= /var/cache/bqlkit
+# BQLKIT_CACHE and DRIVERS have no default here: the scripts default them
+# (scripts/lib.sh, the one place); lib_default VAR says what it gives
+# BQLKIT_VAR, for make help.
+lib_default = $(shell bash -c '. $(TOP)/scripts/lib.sh && echo "$$BQLKIT_$(1)"' 2>/dev/null)
 
 # q: a value the user gave, single-quoted for the recipe's shell, so that
 # no value (KVER='6.1;cmd', a path with spaces) becomes shell text.
@@ -29,7 +32,10 @@ KVER ?= $(if $(KDIR),$(shell bash -c '. $(TOP)/scripts/lib.sh && kernel_version 
 # SRC (or KSRC): a kernel source to import (tarball, unpacked tree or git tree).
 KSRC ?=
 SRC ?= $(KSRC)
-DRIVERS ?= veth mana
+# DRIVERS: the drivers to build, import or fit.  drivers_env LIST: the
+# recipe's BQLKIT_DRIVERS=LIST where DRIVERS is given; else nothing, and the
+# scripts take every driver the kit carries.
+drivers_env = $(if $(DRIVERS),BQLKIT_DRIVERS=$(call q,$(1)))
 
 .PHONY: all help help-bench build modules import fit prepare-tree vm-kernel probe probe-report drift install uninstall \
 	dkms-source dkms-build dkms-clean deb check check-quick check-debug support-table bench matrix export deps clean distclean
@@ -69,7 +75,7 @@ help:
 	@echo '         make distclean (build/ whole), make help (this)'
 	@echo 'variables:'
 	@echo '  KVER='$(call q,$(KVER))'  KDIR=<headers dir, default /lib/modules/KVER/build>'
-	@echo '  DRIVERS='$(call q,$(DRIVERS))'  BQLKIT_CACHE='$(call q,$(BQLKIT_CACHE))' (downloads: kernel images, chroots)'
+	@echo '  DRIVERS='$(call q,$(or $(DRIVERS),$(call lib_default,DRIVERS)))'  BQLKIT_CACHE='$(call q,$(or $(BQLKIT_CACHE),$(call lib_default,CACHE)))' (downloads: kernel images, chroots)'
 	@echo '  STRICT=1 (refuse a source of another sublevel than the kernel; another series always is)'
 	@echo '  FORCE=1 (import/prepare-tree a release the kit has no series for)  GIT_REV=<rev> (import from git)'
 	@echo '  BQLKIT_NO_INITRAMFS=1 (install/uninstall: leave the initramfs alone)'
@@ -121,15 +127,16 @@ help-bench:
 
 # (build.sh says what is wrong with KDIR= or KVER=, an empty KVER too.)
 build modules:
-	BQLKIT_DRIVERS=$(call q,$(DRIVERS)) $(TOP)/scripts/build.sh $(call q,$(KVER))
+	$(call drivers_env,$(DRIVERS)) $(TOP)/scripts/build.sh $(call q,$(KVER))
 
 import:
 	@test -n $(call q,$(SRC)) || { echo 'bqlkit: error: give SRC=<linux-source tarball, tree or git tree>' >&2; exit 1; }
-	BQLKIT_DRIVERS=$(call q,$(DRIVERS)) $(TOP)/scripts/import-source.sh $(call q,$(SRC))
+	$(call drivers_env,$(DRIVERS)) $(TOP)/scripts/import-source.sh $(call q,$(SRC))
 
+# (make fit audits mvneta whatever DRIVERS says: its series are empty.)
 fit:
 	@test -n $(call q,$(SRC)) || { echo 'bqlkit: error: give SRC=<kernel source, tree or git tree>' >&2; exit 1; }
-	BQLKIT_DRIVERS=$(call q,$(DRIVERS) mvneta) BQLKIT_SRCVER=$(call q,$(SRCVER)) $(TOP)/scripts/fit-source.sh $(call q,$(SRC)) $(if $(KDIR),$(call q,$(KDIR)))
+	$(call drivers_env,$(strip $(DRIVERS) $(filter-out $(DRIVERS),mvneta))) BQLKIT_SRCVER=$(call q,$(SRCVER)) $(TOP)/scripts/fit-source.sh $(call q,$(SRC)) $(if $(KDIR),$(call q,$(KDIR)))
 
 prepare-tree:
 	@test -n $(call q,$(TREE)) || { echo 'bqlkit: error: give TREE=<unpacked kernel tree>' >&2; exit 1; }

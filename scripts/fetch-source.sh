@@ -3,10 +3,14 @@
 # it (scripts/apt-private.sh), for `make import`.  Prints the tarball path.
 #
 #   fetch-source.sh SUITE linux-source-X.Y
+#   fetch-source.sh --deb SUITE linux-source-X.Y   prints the .deb it reads
+#                                                  (downloaded or not)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 2 ] || die "usage: fetch-source.sh SUITE linux-source-X.Y"
+deb_only=
+[ "${1:-}" != --deb ] || { deb_only=1; shift; }
+[ $# -eq 2 ] || die "usage: fetch-source.sh [--deb] SUITE linux-source-X.Y"
 suite=$1 pkg=$2
 debs=$BQLKIT_CACHE/debs/$suite-all
 dest=$BQLKIT_CACHE/src/$suite
@@ -17,6 +21,7 @@ ver=$("$BQLKIT_TOP/scripts/apt-private.sh" "$suite" -- apt-cache "${pin[@]}" pol
 	sed -n 's/^ *Candidate: //p')
 [ -n "$ver" ] && [ "$ver" != "(none)" ] || die "$suite has no $pkg"
 deb=$debs/${pkg}_${ver//:/%3a}_all.deb
+[ -z "$deb_only" ] || { echo "$deb"; exit 0; }
 if [ ! -f "$deb" ]; then
 	step "downloading $pkg $ver from $suite (~150 MB)"
 	(cd "$debs" && "$BQLKIT_TOP/scripts/apt-private.sh" "$suite" -- apt-get download -qq "$pkg=$ver" >>"$debs/download.log" 2>&1) ||

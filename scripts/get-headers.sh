@@ -2,7 +2,8 @@
 # Fetch a Debian kernel's headers for building against them on this host
 # (natively or cross), without installing them.
 #
-#   get-headers.sh SUITE ARCH META     prints "KVER KDIR"
+#   get-headers.sh SUITE ARCH META          prints "KVER KDIR"
+#   get-headers.sh --kver SUITE ARCH META   prints KVER, downloads no headers
 #
 # META is a headers metapackage of SUITE (linux-headers-amd64,
 # linux-headers-6.12-cloud-amd64, ...); it names the kernel.  The headers
@@ -15,7 +16,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 3 ] || die "usage: get-headers.sh SUITE ARCH META"
+kver_only=
+[ "${1:-}" != --kver ] || { kver_only=1; shift; }
+[ $# -eq 3 ] || die "usage: get-headers.sh [--kver] SUITE ARCH META"
 suite=$1 arch=$2 meta=$3
 apt_p() { "$BQLKIT_TOP/scripts/apt-private.sh" "$suite" --arch "$arch" -- "$@"; }
 # A backports suite's metapackage is only a candidate when pinned to it.
@@ -26,6 +29,7 @@ apt_p true
 kver=$(apt_p apt-cache "${pin[@]}" depends "$meta" 2>/dev/null |
 	sed -n 's/^ *Depends: linux-headers-\(.*\)$/\1/p' | grep -v '^common' | head -1)
 [ -n "$kver" ] || die "$meta names no kernel in $suite ($arch): apt-private.sh $suite update?"
+[ -z "$kver_only" ] || { echo "$kver"; exit 0; }
 hdir=$BQLKIT_CACHE/headers/$kver
 kdir=$hdir/usr/src/linux-headers-$kver
 # Concurrent runs (make matrix, the tests; several users of one cache)

@@ -3,9 +3,16 @@
 
 BQLKIT_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BQLKIT_BUILD=${BQLKIT_BUILD:-$BQLKIT_TOP/build}
+# The kit's defaults live here, and only here: the Makefile and tests/vm
+# take them from this file (tests/t04-defaults.sh).
 BQLKIT_CACHE=${BQLKIT_CACHE:-/var/cache/bqlkit}
-# Drivers the kit carries, in build order.
-BQLKIT_DRIVERS=${BQLKIT_DRIVERS:-veth mana mvneta}
+# kit_drivers: the drivers the kit carries, in build order: the directories
+# under drivers/ with a driver.conf, by its ORDER= (dkms.conf lists its
+# modules the same way).
+kit_drivers() {
+	(cd "$BQLKIT_TOP/drivers" && grep -H '^ORDER=' -- */driver.conf) | sort -t= -k2n | cut -d/ -f1 | xargs
+}
+BQLKIT_DRIVERS=${BQLKIT_DRIVERS:-$(kit_drivers)}
 
 die() {
 	echo "bqlkit: error: $*" >&2

@@ -3,6 +3,8 @@
 # and write results/matrix.md and results/matrix.json.
 #
 #   matrix.sh [ID_REGEX]          (MATRIX_JOBS=2 cells at a time)
+#   matrix.sh --cache-keys ID     what row ID reads back from BQLKIT_CACHE
+#                                 (cache_keys: CI's cache keys)
 #
 # A cell is ok, FAIL (first error line), or skip (why).  Exit 1 if any cell
 # failed.  Headers come from Debian's archive without touching /etc/apt
@@ -10,15 +12,6 @@
 # built in cached mmdebstrap chroots ($BQLKIT_CACHE/chroots).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-
-filter=${1:-.}
-jobs=${MATRIX_JOBS:-2}
-"$BQLKIT_TOP/scripts/install-deps.sh" matrix
-out=$BQLKIT_BUILD/matrix
-results=${MATRIX_RESULTS:-$BQLKIT_TOP/results}
-rm -rf "$out"
-mkdir -p "$out/cells" "$results"
-start=$(date +%s)
 
 # chroot_include: what a build needs in a chroot (scripts/build-deps.list,
 # but for dkms: the cells build with make): a cached chroot made with
@@ -134,13 +127,66 @@ cross_of() {
 row_base() {
 	local series t
 	series=$(series_of "$(kernel_version "$2")") || return 0
-	compgen -G "$BQLKIT_TOP/patches/*/$series/series" >/dev/null || return 0
+	carried "$series" || return 0
 	[ ! -f "$(base_dir "$series")/MANIFEST" ] || return 0
 	step "no imported Linux $series base: importing linux-source-$series from $1"
 	t=$("$BQLKIT_TOP/scripts/fetch-source.sh" "$1" "linux-source-$series") &&
 		"$BQLKIT_TOP/scripts/import-source.sh" "$t" >&2 ||
 		note "could not import linux-source-$series from $1: the cells of Linux $series will fail"
 }
+
+# carried SERIES: the kit has a series of some driver for Linux SERIES.
+carried() { compgen -G "$BQLKIT_TOP/patches/*/$1/series" >/dev/null; }
+
+# cache_keys ID: what a run of row ID reads back from BQLKIT_CACHE, as the
+# keys of the caches of .github/workflows/ci.yml (one job per row): NAME=VALUE
+# lines for $GITHUB_OUTPUT.  Resolving them fetches package lists only
+# (scripts/apt-private.sh), which the row's run then uses.
+#   chroot=SUITE    chroot rows: chroot_dir's tarball and its .packages,
+#   packages=HASH   made with the package list of this hash (a tarball made
+#                   with another list is made again)
+#   kver=KVER       host and cross rows: the kernel whose headers
+#                   get-headers.sh downloads (a chroot row installs them in
+#                   its chroot with apt)
+#   source=DEB      the linux-source .deb row_base imports the kernel's base
+#                   from (none where the kit has no series of the kernel)
+# Nothing for a tree row, nor what cannot be resolved (the run says why).
+cache_keys() {
+	local id='' suite arch meta env kver series deb
+	read -r id suite arch meta env < <(awk -v id="$1" '$1 == id' "$BQLKIT_TOP/scripts/matrix.conf") || true
+	[ -n "$id" ] || die "scripts/matrix.conf has no row '$1'"
+	case $env in
+	chroot:*)
+		echo "chroot=${env#chroot:}"
+		echo "packages=$(chroot_include | sha256sum | cut -c1-16)"
+		arch=amd64
+		;;
+	host | cross) ;;
+	*) return 0 ;;
+	esac
+	kver=$("$BQLKIT_TOP/scripts/get-headers.sh" --kver "$suite" "$arch" "$meta") || return 0
+	[[ $env == chroot:* ]] || echo "kver=$kver"
+	[[ $kver =~ ^[0-9]+\.[0-9]+ ]] || return 0
+	series=${BASH_REMATCH[0]}
+	carried "$series" || return 0
+	deb=$("$BQLKIT_TOP/scripts/fetch-source.sh" --deb "$suite" "linux-source-$series") || return 0
+	echo "source=${deb##*/}"
+}
+
+if [ "${1:-}" = --cache-keys ]; then
+	[ $# -eq 2 ] || die "usage: matrix.sh --cache-keys ID"
+	cache_keys "$2"
+	exit 0
+fi
+
+filter=${1:-.}
+jobs=${MATRIX_JOBS:-2}
+"$BQLKIT_TOP/scripts/install-deps.sh" matrix
+out=$BQLKIT_BUILD/matrix
+results=${MATRIX_RESULTS:-$BQLKIT_TOP/results}
+rm -rf "$out"
+mkdir -p "$out/cells" "$results"
+start=$(date +%s)
 
 # Prepare each kernel: headers, and for chroots the kit copied in.
 declare -A seen_chroot=()

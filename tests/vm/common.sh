@@ -1,11 +1,14 @@
 # shellcheck shell=bash
 # Host-side helpers shared by the tests/vm scripts (sourced, not executed).
 
-BQLKIT_CACHE=${BQLKIT_CACHE:-/var/cache/bqlkit}
-# Build products (udpflood binary, initramfs images, logs) live here, never in git.
-BQLKIT_VM_BUILD=${BQLKIT_VM_BUILD:-$BQLKIT_CACHE/vm}
 # shellcheck disable=SC2034 # used by the scripts sourcing this file
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The cache's default is scripts/lib.sh's (the one place it lives).
+# shellcheck disable=SC2031 # lib.sh sets it in the subshell, which prints it
+BQLKIT_CACHE=${BQLKIT_CACHE:-$(. "$VM_DIR/../../scripts/lib.sh" && echo "$BQLKIT_CACHE")}
+[ -n "$BQLKIT_CACHE" ] || { echo "${0##*/}: error: no BQLKIT_CACHE from scripts/lib.sh" >&2; exit 1; }
+# Build products (udpflood binary, initramfs images, logs) live here, never in git.
+BQLKIT_VM_BUILD=${BQLKIT_VM_BUILD:-$BQLKIT_CACHE/vm}
 
 die() { echo "${0##*/}: error: $*" >&2; exit 1; }
 log() { echo "${0##*/}: $*" >&2; }
