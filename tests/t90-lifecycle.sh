@@ -57,7 +57,7 @@ cr() { chroot_run "$R" bash -c "$1" 2>&1; }
 norm() { normalize "$K1" "$K2" "$K3" "$K4"; }
 exp_out() { expect_output "$1" "$2" "$3" "$K1" "$K2" "$K3" "$K4"; }
 # Lines of apt/dpkg progress are not what we compare.
-quiet_apt() { grep -vE '^(Reading|Building|Preparing|Unpacking|Selecting|Setting up|Processing|\(Reading|Get:|Fetched|Need to get|After this|The following|  |Note, selecting|[0-9]+ upgraded|Removing|Purging|update-initramfs: Generating|W: |Download is performed)' || true; }
+quiet_apt() { grep -vE '^(Reading|Building|Preparing|Unpacking|Selecting|Setting up|Processing|\(Reading|Get:|Fetched|Need to get|After this|The following|  |Note, selecting|[0-9]+ upgraded|Removing|Purging|update-initramfs: Generating|W: |Download is performed|Use 'apt autoremove'|Recommended packages:|Suggested packages:)' || true; }
 kit_path() { cr "modinfo -k $1 -n $2" | tail -1; }
 # ko_sha FILE (in the chroot): sha256 of a module's content, uncompressed
 # (initramfs-tools decompresses 6.12's .ko.xz into the image).
