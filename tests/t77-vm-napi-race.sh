@@ -2,7 +2,8 @@
 # Overlapping NAPI polls with a BQL repair pending, per Debian kernel
 # (guest/napi-race.sh; a BQLKIT_FAULT_INJECTION build of the kit's veth
 # forces the interleaving): no double completion (dql_completed() BUG),
-# nothing counted as lost, inflight back to 0 (issue 14, finding 1).
+# nothing counted as lost, inflight back to 0 (tests/veth-review.py
+# finding 1).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
