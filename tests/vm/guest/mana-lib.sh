@@ -128,6 +128,7 @@ udp_start() {
 # one xmit_more batch).
 gso_start() {
 	/usr/sbin/ip netns exec "$1" /usr/bin/udpflood send "$2" "$FLOOD_PORT" "$3" 60000 "${4:-2}" 0 1400 >"$BQLKIT_RUN/gso.$1.out" 2>&1 &
+	# shellcheck disable=SC2034 # for the caller, to wait for
 	GSO_PID=$!
 }
 
