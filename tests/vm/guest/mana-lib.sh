@@ -86,7 +86,7 @@ stop_queues() {
 bql_settle() {
 	_t=0
 	while :; do
-		# shellcheck disable=SC2046
+		# shellcheck disable=SC2046 # numbers, split into "$@" on purpose (dash has no arrays)
 		set -- $(bql_of "$1" "$2")
 		[ "$1" -eq 0 ] && break
 		[ "$_t" -ge "$(($3 * 10))" ] && break
