@@ -54,7 +54,7 @@
 #                  guest instructions per delivered datagram (both vCPUs,
 #                  kernel and user, between the sender's first datagram and
 #                  the sink's last) and the device's doorbells per datagram
-#                  (issue 15's cost metric, free of host noise)
+#                  (the kit's cost per packet, free of host noise)
 #   BENCH_COST_REPS     identical cost floods per boot and queue count (2)
 #   BENCH_COST_QUEUES   queue counts of the cost floods (1; with 2 the
 #                  sink's vCPU also polls one RX queue, and in some floods

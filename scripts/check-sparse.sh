@@ -22,7 +22,7 @@ sp() { # DIR MAKE_VAR... -> sorted file:message lines
 	(cd "$tmp/d" && rm -f -- *.o *.ko .*.cmd *.mod *.mod.c Module.symvers modules.order)
 	# (MAKEFLAGS cleared: under an outer "make -s" kbuild would print no
 	# CHECK line, and sparse's run could not be told from no run.)
-	MAKEFLAGS= make -C "$kdir" M="$tmp/d" BQLKIT_COMPAT="$BQLKIT_TOP/compat" BQLKIT_CONFIG="$cfg" \
+	MAKEFLAGS='' make -C "$kdir" M="$tmp/d" BQLKIT_COMPAT="$BQLKIT_TOP/compat" BQLKIT_CONFIG="$cfg" \
 		KBUILD_MODPOST_WARN=1 C=2 "$@" -j"$(nproc)" modules >"$tmp/sp.log" 2>&1 || true
 	grep -q '^ *CHECK ' "$tmp/sp.log" || die "sparse did not run on $d: $(tail -1 "$tmp/sp.log")"
 	grep -E '^/.*: (warning|error):' "$tmp/sp.log" | sed -E 's,^.*/,,; s/:[0-9]+:[0-9]+:/:/' | LC_ALL=C sort || true

@@ -76,7 +76,7 @@ fi
 case $arch in
 armhf | armel | i386)
 	if [ ! -e "$hdir/kbuild/.target-modpost" ]; then
-		hdeb=$(ls "$BQLKIT_CACHE/debs/$suite-$arch"/linux-headers-"${kver}"_*.deb | tail -1)
+		hdeb=$(ls "$BQLKIT_CACHE/debs/$suite-$arch/linux-headers-${kver}"_*.deb | tail -1)
 		kbuild=$(dpkg-deb -f "$hdeb" Depends | grep -o 'linux-kbuild-[^ ,]*' | head -1)
 		[ -d "/usr/lib/$kbuild/scripts" ] || die "no /usr/lib/$kbuild on this host for $kver"
 		case $arch in

@@ -57,7 +57,8 @@ mapfile -t kernels < <({
 mods=()
 for d in $BQLKIT_DRIVERS; do
 	m=$(sed -n 's/^MODULES="\(.*\)"/\1/p' "$BQLKIT_TOP/drivers/$d/driver.conf" 2>/dev/null || true)
-	mods+=(${m:-$d})
+	read -ra ms <<<"${m:-$d}"
+	mods+=("${ms[@]}")
 done
 re=$(printf '%s|' "${mods[@]}")
 re="/(${re%|})\\.ko(\\.(xz|zst|gz))?\$"

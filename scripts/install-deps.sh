@@ -21,6 +21,8 @@ pkgs+=("$@")
 if [ "$what" = test ] || [ "$what" = bench ]; then
 	pkgs+=(qemu-system-x86 busybox-static cpio iproute2 iputils-ping ethtool
 		sparse file)
+	# t03: the shell scripts' lint
+	pkgs+=(shellcheck)
 	# t70 (XDP program), t61 (arm64 guest: QEMU, cross gcc for the module
 	# and the static guest tools, arm64 headers' kbuild from the host)
 	pkgs+=(clang llvm libbpf-dev qemu-system-arm gcc-aarch64-linux-gnu

@@ -346,10 +346,12 @@ tr '\n' '\0' <"$out/jobs" | xargs -0 -P "$jobs" -I{} bash -c 'cell "$1"' _ {}
 report() {
 	IFS=$'\t' read -r id suite arch kver kdir env <<<"$1"
 	[ -e "$out/$id.prep" ] && return 0
+	local cross=()
+	read -ra cross <<<"$(cross_of "$arch")"
 	case $env in
 	chroot:*) chroot "$BQLKIT_CACHE/chroots/${env#chroot:}-amd64" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		bash /bqlkit/scripts/probe-report.sh "$kdir" "/bqlkit/out/$id/$kver/compat" >"$out/$id.probes" 2>&1 || true ;;
-	*) env $(cross_of "$arch") \
+	*) env "${cross[@]}" \
 		"$BQLKIT_TOP/scripts/probe-report.sh" "$kdir" "$out/build/$id/$kver/compat" >"$out/$id.probes" 2>&1 || true ;;
 	esac
 }

@@ -120,7 +120,7 @@ rules_load() {
 	# A driver without rules (mvneta: empty series, audited by its AUDIT=
 	# script) has nothing to check here.
 	if [ -f "$BQLKIT_TOP/rules/$drv.rules" ]; then
-		# shellcheck disable=SC1090
+		# shellcheck disable=SC1090 # the driver's rules file, named at run time
 		. "$BQLKIT_TOP/rules/$drv.rules"
 	fi
 	RULES_LOADED_DRV=$drv

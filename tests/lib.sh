@@ -187,12 +187,14 @@ cross_for() {
 # The emulated MANA VF's scenario (tests/vm/guest/mana-dev.sh): the kit's
 # mana.ko through every phase, the kernel's own through those that show it
 # has no BQL (t82 on the test kernels, t81 on the chroot-built ones).
+# shellcheck disable=SC2034 # read by the tests that source this file
 MANA_DEV_KIT_PHASES=probe,ping,bulk,bql,doorbells,xdp,flap,channels,mtu,reload,txbatch,mana_ib
 MANA_DEV_STOCK_PHASES=probe,ping,bql,doorbells
 # The kit's tx_doorbell_batching on (bqlkit.batching=1), the port
 # operations under a GSO flood that batches: a batch cut short by the port
 # going down must leave no WQE without a doorbell (each phase's _quick,
 # _batched and _inflight_zero checks).
+# shellcheck disable=SC2034 # read by the tests that source this file
 MANA_DEV_BATCHED_PHASES=probe,ping,flap,channels,mtu,reload
 
 # mana_dev_qemu: sets MANA_QEMU to the kit's QEMU with the MANA model
@@ -334,6 +336,8 @@ print(r["kernel"], c["status"], c["detail"])' "$dir/matrix.json" "$drv" 2>/dev/n
 	pass "$name"
 	env=$(awk -v id="$id" '$1 == id { print $5 }' "$BQLKIT_TOP/scripts/matrix.conf")
 	CELL_CHROOT=$BQLKIT_CACHE/chroots/${env#chroot:}-amd64
+	# shellcheck disable=SC2034 # for the caller, as the comment above says
 	CELL_KO=$CELL_CHROOT/bqlkit/out/$id/$CELL_KVER/$drv.ko
+	# shellcheck disable=SC2034 # for the caller, as the comment above says
 	CELL_LOG=$dir/build/matrix/cells/$id.$drv.log
 }

@@ -63,7 +63,7 @@ tree_kernels() {
 		echo "$(basename "$(dirname "$mark")") $(cat "$mark")"
 	done
 }
-while read -r label kdir; do
+while read -r _ kdir; do
 	src=$kdir
 	[ -f "$src/drivers/net/veth.c" ] || src=$(readlink -f "$kdir/source")
 	series=$(series_of "$(kernel_version "$src")")

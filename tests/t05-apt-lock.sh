@@ -29,8 +29,8 @@ hold() {
 	rm -f "$tmp/held"
 	python3 -c 'import fcntl, sys, time
 f = open(sys.argv[1], "a"); fcntl.lockf(f, fcntl.LOCK_EX); print("held", flush=True); time.sleep(float(sys.argv[2]))' "$1" "$2" >"$tmp/held" &
-	local pid=$! i
-	for i in $(seq 50); do grep -q held "$tmp/held" 2>/dev/null && break; sleep 0.1; done
+	local pid=$!
+	for _ in $(seq 50); do grep -q held "$tmp/held" 2>/dev/null && break; sleep 0.1; done
 	echo "$pid"
 }
 

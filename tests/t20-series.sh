@@ -15,7 +15,7 @@ for p in "$BQLKIT_TOP"/patches/*/*/*.patch; do
 	if [ -f "$s/series" ]; then
 		check "in-series-$n" grep -qx "$(basename "$p")" "$s/series"
 	else
-		check "required-by-a-series-$n" grep -qx "REQUIRES=.*\\b${n#*/}\\b.*" $(dirname "$s")/*/base.conf
+		check "required-by-a-series-$n" grep -qx "REQUIRES=.*\\b${n#*/}\\b.*" "$(dirname "$s")"/*/base.conf
 	fi
 done
 # What a base.conf REQUIRES exists.  (That the series' own base has it is

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Issue 14's review fixes, checked by structure on every veth series applied
-# to its imported base (tests/veth-review.py): the repair before
+# veth's race and hardening fixes, checked by structure on every veth series
+# applied to its imported base (tests/veth-review.py): the repair before
 # napi_complete_done() (1), smp_rmb() before completing (2), the teardown
 # wake (3), trans_start stamped before a send may stop the txq (4), the
 # drain and alignment hardening (5).  1 and 3 also have VM tests (t77, t76)

@@ -267,8 +267,8 @@ n=0
 while read -r label kdir; do
 	kv=$(kernel_version "$kdir")
 	[ -z "$(cross_for "$kdir")" ] || continue
-	for id in $(ls "$corpus"); do
-		[ "$(kernel_version "$corpus/$id" 2>/dev/null)" = "$kv" ] || continue
+	for c in "$corpus"/*; do
+		[ "$(kernel_version "$c" 2>/dev/null)" = "$kv" ] || continue
 		n=$((n + 1))
 		out=$(make -s -C "$BQLKIT_TOP" fit SRC="$kdir" 2>&1) && rc=0 || rc=$?
 		check "make-fit-tree-$label" test "$rc" -eq 0

@@ -50,8 +50,10 @@ export_check() {
 			;;
 		esac
 		# A prepared tree has no full Module.symvers (scripts/prepare-tree.sh).
+		warn=()
+		[ ! -f "$kdir/.bqlkit-prepared" ] || warn=(KBUILD_MODPOST_WARN=1)
 		check "export-$series-$drv-builds-standalone" make -s -C "$kdir" M="$b" CONFIG_MICROSOFT_MANA=m \
-			$([ ! -f "$kdir/.bqlkit-prepared" ] || echo KBUILD_MODPOST_WARN=1) modules
+			"${warn[@]}" modules
 		check "export-$series-$drv-has-bql" bash -c "nm -u '$b/$drv.ko' | grep -qw dql_completed"
 		if [ "$drv" = mana ]; then
 			check "export-$series-mana-abi" env KDIR="$kdir" BQLKIT_BUILD="$tmp" \

@@ -43,10 +43,10 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 	"$BQLKIT_TOP/tests/vm/smoke.sh" --kver "$k" --log "$log-stock.log" --quiet >/dev/null 2>"$log-stock.err" || true
 	grep -o 'BQLKIT \(rtt label=loaded\|bql label=load\).*' "$log-stock.log" 2>/dev/null | sed "s/^/$t (stock veth): /" >&2 || true
 	vm_smoke "$t" "$k" "$ko" "$log.log"
-	# t60's multiqueue scenario (issue 32 item 1): 1, 2 and 4 queues with
+	# t60's multiqueue scenario: 1, 2 and 4 queues with
 	# NAPI from GRO, XDP or threaded; every txq's charges completed on it.
 	vm_smoke "$t-mq" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-mq-$k.log" --scenario mq --xdp xdp_pass
-	# t76's receiver-down scenario (issue 14, finding 3) on this base too.
+	# t76's receiver-down scenario (veth-review.py finding 3) on this base too.
 	vm_xoff "$t" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-xoff-$k.log"
 done
 [ "$n" -gt 0 ] || skip vm-trees "not in CI: no 5.15/6.6 kernel built from a tree (scripts/build-vm-kernel.sh TREE OUTDIR)"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Signature enforcement in a VM (issue 33 item 1), guest/sigenforce.sh: each
+# Signature enforcement in a VM, guest/sigenforce.sh: each
 # test kernel booted with module.sig_enforce=1 refuses the kit's veth signed
 # with a key it does not trust (made here; it stands for DKMS's key before
 # enrollment: the premise), the kit's own decision (scripts/module-trust.sh,

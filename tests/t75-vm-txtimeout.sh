@@ -15,7 +15,9 @@ vm=$BQLKIT_TOP/tests/vm
 for k in $(test_kernels); do
 	series=$(series_of "$(kernel_version "$(kdir_for "$k")")")
 	fi_build=$BQLKIT_BUILD/fault-injection
-	if ! out=$(BQLKIT_FAULT_INJECTION=1 BQLKIT_BASES="${BQLKIT_BASES:-$BQLKIT_BUILD/bases}" \
+	# The bases imported under the suite's build/, not under $fi_build.
+	bases=${BQLKIT_BASES:-$BQLKIT_BUILD/bases}
+	if ! out=$(BQLKIT_FAULT_INJECTION=1 BQLKIT_BASES="$bases" \
 		BQLKIT_BUILD="$fi_build" "$BQLKIT_TOP/scripts/build.sh" "$k" 2>&1); then
 		fail "vm-$series-txtimeout-build" "$(tail -1 <<<"$out")"
 		continue

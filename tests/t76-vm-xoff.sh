@@ -3,7 +3,8 @@
 # BQL does not charge (XDP_TX into the pair), per Debian kernel
 # (tests/vm/xoff.sh, guest/xoff.sh): when the receiver comes back, without
 # NAPI or with it, traffic flows again at once and the TX watchdog stays
-# quiet (issue 14, finding 3).  One VM per kernel, ~1 min each under TCG.
+# quiet (tests/veth-review.py finding 3).  One VM per kernel, ~1 min each
+# under TCG.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

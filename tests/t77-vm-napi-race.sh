@@ -2,7 +2,8 @@
 # Overlapping NAPI polls with a BQL repair pending, per Debian kernel
 # (guest/napi-race.sh; a BQLKIT_FAULT_INJECTION build of the kit's veth
 # forces the interleaving): no double completion (dql_completed() BUG),
-# nothing counted as lost, inflight back to 0 (issue 14, finding 1).
+# nothing counted as lost, inflight back to 0 (tests/veth-review.py
+# finding 1).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -12,9 +13,11 @@ if [ -n "${BQLKIT_QUICK:-}" ]; then
 fi
 vm=$BQLKIT_TOP/tests/vm
 fi_build=$BQLKIT_BUILD/fault-injection
+# The bases imported under the suite's build/, not under $fi_build.
+bases=${BQLKIT_BASES:-$BQLKIT_BUILD/bases}
 for k in $(test_kernels); do
 	series=$(series_of "$(kernel_version "$(kdir_for "$k")")")
-	if ! out=$(BQLKIT_FAULT_INJECTION=1 BQLKIT_BASES="${BQLKIT_BASES:-$BQLKIT_BUILD/bases}" \
+	if ! out=$(BQLKIT_FAULT_INJECTION=1 BQLKIT_BASES="$bases" \
 		BQLKIT_BUILD="$fi_build" "$BQLKIT_TOP/scripts/build.sh" "$k" veth 2>&1); then
 		fail "vm-$series-napi-race-build" "$(tail -1 <<<"$out")"
 		continue

@@ -245,13 +245,13 @@ for k in $(test_kernels); do
 	# Control: the same module with the compat header forced into every
 	# file (which changes genksyms CRCs) must fail check-abi.sh and, in the
 	# VM, make mana_ib refuse to load.  Shows both checks can fail.
-	bad=$tmp/bad/$k
+	ctl=$tmp/bad/$k
 	rm -rf "$tmp/bad"
-	mkdir -p "$bad"
-	cp -a "$mdir" "$bad/mana"
-	(cd "$bad/mana" && rm -f -- *.o *.ko .*.cmd *.mod *.mod.c Module.symvers modules.order &&
+	mkdir -p "$ctl"
+	cp -a "$mdir" "$ctl/mana"
+	(cd "$ctl/mana" && rm -f -- *.o *.ko .*.cmd *.mod *.mod.c Module.symvers modules.order &&
 		echo 'ccflags-y += -include bqlkit_compat.h' >>Kbuild)
-	if ! make -C "$kdir" M="$bad/mana" BQLKIT_COMPAT="$BQLKIT_TOP/compat" BQLKIT_CONFIG="$BQLKIT_BUILD/$k/compat" \
+	if ! make -C "$kdir" M="$ctl/mana" BQLKIT_COMPAT="$BQLKIT_TOP/compat" BQLKIT_CONFIG="$BQLKIT_BUILD/$k/compat" \
 		-j"$(nproc)" modules >"$tmp/bad.log" 2>&1; then
 		fail "vm-$t-abi-control-build" "$(tail -1 "$tmp/bad.log")"
 		continue
@@ -259,7 +259,7 @@ for k in $(test_kernels); do
 	expect_error "$t-abi-control-check-abi" "ABI break" env BQLKIT_BUILD="$tmp/bad" "$BQLKIT_TOP/scripts/check-abi.sh" "$k" mana
 	blog=$BQLKIT_BUILD/test-logs/vm-mana-abi-control-$k.log
 	"$BQLKIT_TOP/tests/vm/mkinitramfs.sh" --kver "$k" --scenario mana --out "$tmp/bad.cpio.gz" \
-		--module "$bad/mana/mana.ko" "${intree[@]}" 2>/dev/null &&
+		--module "$ctl/mana/mana.ko" "${intree[@]}" 2>/dev/null &&
 		"$BQLKIT_TOP/tests/vm/run-vm.sh" --kver "$k" --initrd "$tmp/bad.cpio.gz" --log "$blog" --timeout 180 --quiet 2>/dev/null || true
 	check "vm-$t-abi-control-mana_ib-refused" bash -c "grep -q 'BQLKIT-RESULT mana_ib_insmod FAIL' '$blog' && grep -q 'mana_ib: disagrees about version of symbol' '$blog'"
 done

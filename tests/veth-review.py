@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check a patched veth.c for the fixes of issue 14's review, by structure.
+"""Check a patched veth.c for veth's race and hardening fixes, by structure.
 
     veth-review.py VETH_C
 

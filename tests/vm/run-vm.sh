@@ -83,8 +83,8 @@ qemu_bin() {
 	fi
 }
 if [[ -n $qemu_dir ]]; then
-	b=qemu-system-x86_64
-	[[ $VM_ARCH != arm64 ]] || b=qemu-system-aarch64
+	b='qemu-system-x86_64'
+	[[ $VM_ARCH != arm64 ]] || b='qemu-system-aarch64'
 	[[ -x $qemu_dir/$b && -f $qemu_dir/firmware-args ]] ||
 		die "--qemu $qemu_dir has no $b (scripts/build-qemu.sh, QEMU_TARGETS for other targets)"
 fi

@@ -347,14 +347,14 @@ flood() {
 	_k0=$(sched_wait $KSOFTIRQD)
 	_p0=$(sched_wait "$PING")
 	_napi=$(grep -l '^napi/vethB' /proc/[0-9]*/comm 2>/dev/null | sed 's,^/proc/\([0-9]*\)/comm$,\1,')
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # a list of pids
 	_n0=$(sched_wait $_napi)
 	[ "$TRACE_MS" = 0 ] || trace_window
 	sleep "$(awk -v to="$_to" -v now="$(uptime_s)" 'BEGIN { d = to - now; printf "%.2f", d > 0 ? d : 0 }')"
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # a list of pids
 	_k1=$(sched_wait $KSOFTIRQD)
 	_p1=$(sched_wait "$PING")
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # a list of pids
 	_n1=$(sched_wait $_napi)
 	vm_mark "$L.end"
 	emit "sched label=$L from=$_from to=$_to ping_wait_ns=$((${_p1% *} - ${_p0% *})) ping_slices=$((${_p1#* } - ${_p0#* })) ksoftirqd_wait_ns=$((${_k1% *} - ${_k0% *})) ksoftirqd_slices=$((${_k1#* } - ${_k0#* })) napi_wait_ns=$((${_n1% *} - ${_n0% *})) napi_slices=$((${_n1#* } - ${_n0#* })) napi_threads=$(echo "$_napi" | wc -w)"
@@ -432,7 +432,7 @@ for KIND in c t u s; do
 		TURNS=$_turns
 	fi
 	for item in $(echo "$PLAN" | tr ',' ' '); do
-		# shellcheck disable=SC2046
+		# shellcheck disable=SC2046 # the item's fields, split into "$@" on purpose
 		set -- $(echo "$item" | tr ':' ' ')
 		[ "$1" = "$KIND" ] || continue
 		T=$2 PAY=$3 S=$4

@@ -228,7 +228,7 @@ bql_sample() {
 		_n=${_q#tx-}
 		_d=/sys/class/net/vethA/queues/$_q/byte_queue_limits
 		if _v=$(in_ns A sh -c "[ -d $_d ] && cat $_d/inflight $_d/limit" 2>/dev/null); then
-			# shellcheck disable=SC2086
+			# shellcheck disable=SC2086 # two numbers, split into "$@" on purpose
 			set -- $_v
 			_inf=$1 _lim=$2 _src=sysfs
 		else

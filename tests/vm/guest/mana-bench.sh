@@ -152,7 +152,7 @@ load_start() {
 }
 
 load_wait() {
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # a list of pids
 	wait $LOAD_PIDS
 	cat "$BQLKIT_RUN"/lsink.* | awk '
 		$1 == "TCPLOAD" || $1 == "UDPFLOOD" {

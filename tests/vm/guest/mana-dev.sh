@@ -117,6 +117,7 @@ if want bql; then
 	mctl A maA set rate_mbps "$RATE"
 	udp_start A "$ADDR_B" $((SECS + 3)) 1400 4
 	sleep 1
+	# shellcheck disable=SC2046 # numbers, split into "$@" on purpose (dash has no arrays)
 	set -- $(bql_peak A maA "$SECS")
 	peak_inflight=$1 peak_limit=$2
 	udp_stop A
@@ -198,6 +199,7 @@ if want xdp; then
 	else
 		result xdp_tx_attach FAIL "ip link set maB xdp (xdp_tx) failed"
 	fi
+	# shellcheck disable=SC2046 # numbers, split into "$@" on purpose (dash has no arrays)
 	set -- $(bql_peak B maB "$SECS")
 	xdp_inflight=$1
 	mdump xdp1 B maB
@@ -288,7 +290,7 @@ if want mtu; then
 	load_end mtu
 	load_stop
 	check mtu_ping "A pings B after the MTU changes" ping_ok
-	check mtu_big_ping "a 1472-byte ping fits again" in_ns A ping -c 2 -W 2 -s 1472 -M do "$ADDR_B"
+	check mtu_big_ping "a 1472-byte ping fits again" in_ns A ping -c 2 -W 2 -s 1472 -M 'do' "$ADDR_B"
 	check mtu_inflight_zero "A's inflight 0 after ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
 fi
 
@@ -337,9 +339,9 @@ if want txbatch; then
 			gso_start A "$ADDR_B" "$half"
 			wait "$GSO_PID"
 			mdump "txb$mode-1" A maA
-			eval "wqes$mode=\$(mdelta txb$mode-0 txb$mode-1 maA tx_wqes)"
-			eval "dbs$mode=\$(mdelta txb$mode-0 txb$mode-1 maA sq_doorbells)"
 		done
+		wqes0=$(mdelta txb0-0 txb0-1 maA tx_wqes) dbs0=$(mdelta txb0-0 txb0-1 maA sq_doorbells)
+		wqes1=$(mdelta txb1-0 txb1-1 maA tx_wqes) dbs1=$(mdelta txb1-0 txb1-1 maA sq_doorbells)
 		pp0=$(ratio "$dbs0" "$wqes0") pp1=$(ratio "$dbs1" "$wqes1")
 		emit "txbatch gso off: tx_wqes=$wqes0 sq_doorbells=$dbs0 sq_db_per_pkt=$pp0 on: tx_wqes=$wqes1 sq_doorbells=$dbs1 sq_db_per_pkt=$pp1"
 		check txbatch_off_per_packet "off: one SQ doorbell per WQE ($pp0 of $wqes0)" \
@@ -349,6 +351,7 @@ if want txbatch; then
 		# Stopped by BQL on a rate-limited wire.
 		mctl A maA set rate_mbps "$RATE"
 		gso_start A "$ADDR_B" "$half"
+		# shellcheck disable=SC2046 # numbers, split into "$@" on purpose (dash has no arrays)
 		set -- $(bql_peak A maA "$half")
 		wait "$GSO_PID"
 		mctl A maA set rate_mbps 0
@@ -387,6 +390,7 @@ if want lost; then
 	sleep 2
 	mdump lost1 A maA
 	dropped=$(mdelta lost0 lost1 maA tx_cqes_dropped)
+	# shellcheck disable=SC2046 # numbers, split into "$@" on purpose (dash has no arrays)
 	set -- $(bql_of A maA)
 	stuck=$1
 	stopped=$(stop_queues A maA)
@@ -414,6 +418,7 @@ if want lost; then
 		emit "lost watchdog_secs=$(echo "$t1 $t0" | awk '{printf "%.1f", $1 - $2}') watchdog_reports=$_wd"
 		check lost_watchdog_fired "the core's TX watchdog timed the queue out ($_wd reports)" [ "$_wd" -gt 0 ]
 		# (Its report is what this phase provoked: not a complaint.)
+		# shellcheck disable=SC2034 # read by the dmesg check (lib.sh)
 		DMESG_EXPECTED='maA.*transmit queue [0-9]* timed out'
 	else
 		ip -n A link set maA down

@@ -86,7 +86,7 @@ stop_queues() {
 bql_settle() {
 	_t=0
 	while :; do
-		# shellcheck disable=SC2046
+		# shellcheck disable=SC2046 # numbers, split into "$@" on purpose (dash has no arrays)
 		set -- $(bql_of "$1" "$2")
 		[ "$1" -eq 0 ] && break
 		[ "$_t" -ge "$(($3 * 10))" ] && break
@@ -128,6 +128,7 @@ udp_start() {
 # one xmit_more batch).
 gso_start() {
 	/usr/sbin/ip netns exec "$1" /usr/bin/udpflood send "$2" "$FLOOD_PORT" "$3" 60000 "${4:-2}" 0 1400 >"$BQLKIT_RUN/gso.$1.out" 2>&1 &
+	# shellcheck disable=SC2034 # for the caller, to wait for
 	GSO_PID=$!
 }
 

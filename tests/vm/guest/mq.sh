@@ -46,7 +46,7 @@ for Q in $QUEUES; do
 		# fq_codel under mq, one per txq; mq needs 2+ txqs.
 		# shellcheck disable=SC2034 # read by setup_pair (lib.sh)
 		PAIR_QUEUES=$Q PAIR_QDISC=mq
-		# shellcheck disable=SC2034
+		# shellcheck disable=SC2034 # read by setup_pair (lib.sh)
 		[ "$Q" -gt 1 ] || PAIR_QDISC=root
 		if ! setup_pair "$SLOW"; then
 			result "$T-setup" FAIL "setup_pair queues=$Q slow=$SLOW"

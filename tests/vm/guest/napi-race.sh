@@ -1,6 +1,6 @@
 #!/bin/sh
 # Two NAPI polls of one rq overlapping while the TX watchdog's BQL repair
-# is pending (issue 14, finding 1); needs a veth.ko built with
+# is pending (tests/veth-review.py finding 1); needs a veth.ko built with
 # BQLKIT_FAULT_INJECTION.  fault_race_polls=N: N polls request a repair and
 # busy-wait fault_race_tail_ms after napi_complete_done(); meanwhile the
 # next poll, started by a sender on the other CPU, holds the ring's last

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Signature enforcement (issue 33): the kernel booted with or without
+# Signature enforcement: the kernel booted with or without
 # module.sig_enforce=1 (bqlkit.enforce says which the host asked for).
 # /bqlkit/veth-signed.ko is the kit's veth signed with a key this kernel
 # does not trust, as DKMS signs it before its key is enrolled;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Receiver goes down while the sender's txq is stopped by a full ring
 # (DRV_XOFF), then comes back: traffic must flow again at once, with no TX
-# watchdog report (issue 14, finding 3).
+# watchdog report (tests/veth-review.py finding 3).
 #
 # The ring is filled with frames BQL does not charge: UDP sent from B to
 # A:9999 is bounced by xdp_bounce on vethA (XDP_TX) into vethB's ring
