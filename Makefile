@@ -18,7 +18,7 @@ KSRC ?=
 SRC ?= $(KSRC)
 DRIVERS ?= veth mana
 
-.PHONY: all help build modules import fit prepare-tree vm-kernel probe probe-report drift install uninstall \
+.PHONY: all help build modules import fit prepare-tree vm-kernel probe probe-report drift series install uninstall \
 	dkms-source dkms-build dkms-clean deb check check-quick check-debug bench matrix export deps clean distclean
 
 all: build
@@ -114,6 +114,7 @@ help:
 	@echo '  make probe          run the compat probes for KVER; make probe-report prints them'
 	@echo '                      next to what the version predicts ("backport detected")'
 	@echo '  make drift          apply every series to its imported base; fail on fuzz or offsets'
+	@echo '  make series         write patches/<driver>/<X.Y>/ from changes/ (one copy of each change)'
 	@echo '  make dkms-source    write the DKMS source tree to DESTDIR (default /usr/src/bqlkit-VERSION)'
 	@echo '  make dkms-build     (run by DKMS) build for KVER into out/; make dkms-clean removes it'
 	@echo '  make deps           install build dependencies with apt'
@@ -159,6 +160,9 @@ probe-report: probe
 
 drift:
 	$(TOP)/scripts/check-drift.sh
+
+series:
+	$(TOP)/scripts/gen-series.sh
 
 install:
 	$(TOP)/scripts/install.sh $(if $(filter command line,$(origin KVER)),$(call q,$(KVER)))
