@@ -29,8 +29,10 @@
 # resolve; then the delta.  Each patch is the difference between
 # consecutive snapshots under the change's DEP-3 header (with the delta's
 # part), refreshed with scripts/quiltrc as `make drift` refreshes.  The
-# newest base that takes a change takes it exactly and has no code delta;
-# its canonical patch is refreshed (line numbers) in place.
+# newest base that takes a change has no code delta: the change applies to
+# it, or, where an edit of an earlier change moved its context, is merged
+# (3-way) from how the committed series there has it; its canonical patch
+# is then refreshed in place (as quilt refreshes a patch).
 #
 # --out DIR: write DIR/<driver>/<X.Y>/ instead of patches/, and leave the
 # canonical patches alone (exit 1 if one needs a refresh): tests/t21.
