@@ -37,7 +37,7 @@ SRC ?= $(KSRC)
 # scripts take every driver the kit carries.
 drivers_env = $(if $(DRIVERS),BQLKIT_DRIVERS=$(call q,$(1)))
 
-.PHONY: all help help-bench build modules import fit prepare-tree vm-kernel probe probe-report drift install uninstall \
+.PHONY: all help help-bench build modules import fit prepare-tree vm-kernel probe probe-report drift series install uninstall \
 	dkms-source dkms-build dkms-clean deb check check-quick check-debug support-table bench matrix export deps clean distclean
 
 all: build
@@ -50,6 +50,7 @@ help:
 	@echo '         (VM_CONFIG= adds scripts/config arguments a tree needs)'
 	@echo 'fit      make fit SRC=<source> [KDIR=<tree>] [SRCVER=X.Y.Z]  per change: applied / adapted /'
 	@echo '         already present / does not fit, and a verdict per driver; KDIR= also builds it'
+	@echo '         make series  write patches/<driver>/<X.Y>/ from changes/ (each change once);'
 	@echo '         make drift  apply every series to its imported base; fail on fuzz or offsets'
 	@echo 'build    make build  build for KVER into build/KVER/ (make modules, make all: the same)'
 	@echo '         make probe  the compat probes for KVER; make probe-report: beside the version'"'"'s guess'
@@ -155,6 +156,9 @@ probe-report: probe
 
 drift:
 	$(TOP)/scripts/check-drift.sh
+
+series:
+	$(TOP)/scripts/gen-series.sh
 
 install:
 	$(TOP)/scripts/install.sh $(if $(call given_on_command_line,KVER),$(call q,$(KVER)))

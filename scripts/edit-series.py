@@ -2,6 +2,13 @@
 """Apply one source edit to every series of a driver, in the patch that
 introduced the code, and regenerate the series (later patches follow).
 
+Series that scripts/gen-series.sh generates from changes/ (make series)
+are refused: there a change lives once, in changes/<driver>/, and is
+edited there.  What this script still edits is a hand-kept series
+(changes/<driver>/bases/<X.Y>/source says "hand-kept": mana's 6.6, which
+has no base to generate it from), and copies of the kit without
+changes/.
+
     edit-series.py [--driver veth] [--only 6.1,6.12] SPEC...
 
 A SPEC file holds edit blocks:
@@ -292,6 +299,12 @@ def main():
     all_series = sorted(d for d in os.listdir(ddir)
                         if os.path.isfile(os.path.join(ddir, d, 'series')))
     wanted = args.only.split(',') if args.only else all_series
+    generated = [x for x in wanted
+                 if os.path.isfile(os.path.join(TOP, 'changes', args.driver, 'bases', x, 'series'))]
+    if generated:
+        die('%s/%s: generated from changes/%s/ (make series): edit the change there '
+            '(one copy for every base), or name only hand-kept series with --only'
+            % (args.driver, ','.join(generated), args.driver))
     used = set()
     results = {}
     textonly = {}

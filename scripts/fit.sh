@@ -38,6 +38,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/rules.sh"
+. "$(dirname "$0")/adapt.sh"
 
 [ $# -eq 3 ] || die "usage: fit.sh DRIVER SRC OUT"
 drv=$1 src=$(readlink -f "$2") out=$3
@@ -67,9 +68,6 @@ hunks() {
 		/^@@ / { n++; fn = $0; sub(/^@@[^@]*@@ ?/, "", fn); sub(/\(.*/, "", fn)
 			k = split(fn, w, /[^A-Za-z0-9_]+/); fn = w[k]; if (fn == "") { fn = f; sub(/.*\//, "", fn) } print f, n, fn }' "$1"
 }
-files_of() {
-	sed -n 's/^+++ b\///p' "$1"
-}
 
 # facts of the source as imported: "already present" is decided on them
 # (read once, when a candidate needs them).
@@ -97,17 +95,9 @@ changes() {
 	series_changes "$drv" "$1"
 }
 
-# take_merged DIR PATCH: the merged files of PATCH ($work/merged.*) into DIR.
-take_merged() {
-	local f
-	for f in $(files_of "$2"); do
-		cp "$work/merged.$(echo "$f" | tr / _)" "$1/$f"
-	done
-}
-
 # try SERIES DIR: apply the candidate to a copy of SRC in DIR; outcomes in DIR.fit.
 try() {
-	local s=$1 dir=$2 ref p pf kind name claims held missing r f failed detail fn why cf how m
+	local s=$1 dir=$2 ref p pf kind name claims held missing r f failed detail fn why how before after noref
 	rm -rf "$dir" "$dir.ref"
 	mkdir -p "$dir"
 	cp -a "$src/." "$dir/"
@@ -178,81 +168,24 @@ try() {
 		detail=$(patch -d "$dir" -p1 -F0 -N --dry-run <"$pf" 2>&1) || true
 		failed=$(awk '/^checking file / { f = $3 } /^Hunk #[0-9]+ FAILED/ { sub(/#/, "", $2); print f, $2 }
 			/No file to patch|can.t find file/ { print "MISSING" }' <<<"$detail")
-		why=
-		how=
-		for m in $mechs; do
-			case $m in
-			merge3 | gitmerge)
-				if [ "$kind" = REQ ]; then
-					why="${why:+$why; }no 3-way merge for a required change (its reference is another series')"
-					continue
-				fi
-				if [ -z "$ref" ]; then
-					why="${why:+$why; }no reference files for series $s, so no 3-way merge"
-					continue
-				fi
-				# The reference before this change: undo it on a copy.
-				rm -rf "$dir.ref.prev"
-				cp -a "$dir.ref" "$dir.ref.prev"
-				patch -d "$dir.ref.prev" -p1 -s -R -F0 --no-backup-if-mismatch <"$pf" >/dev/null
-				cf=
-				for f in $(files_of "$pf"); do
-					if [ ! -f "$dir/$f" ]; then cf="$f (not in this source)"; break; fi
-					if [ "$m" = merge3 ]; then
-						diff3 -m "$dir/$f" "$dir.ref.prev/$f" "$dir.ref/$f" >"$work/merged" 2>/dev/null || cf=$f
-					else
-						git merge-file -p "$dir/$f" "$dir.ref.prev/$f" "$dir.ref/$f" >"$work/merged" 2>/dev/null || cf=$f
-					fi
-					if [ -n "$cf" ]; then
-						cf="$f:$(grep -n '^<<<<<<<' "$work/merged" | head -1 | cut -d: -f1)"
-						break
-					fi
-					cp "$work/merged" "$work/merged.$(echo "$f" | tr / _)"
-				done
-				if [ -z "$cf" ]; then
-					take_merged "$dir" "$pf"
-					how=$m
-					break
-				fi
-				why="${why:+$why; }3-way merge conflict at $cf"
-				;;
-			fuzz)
-				# patch(1)'s default fuzz (2 context lines may differ):
-				# measured, not used by default (it can apply in the wrong place).
-				if patch -d "$dir" -p1 -s -F2 -N --dry-run <"$pf" >/dev/null 2>&1; then
-					patch -d "$dir" -p1 -s -F2 -N --no-backup-if-mismatch <"$pf" >/dev/null
-					how=fuzz
-					break
-				fi
-				why="${why:+$why; }fuzz 2 does not apply it"
-				;;
-			wiggle)
-				# wiggle (word-wise merge of the hunks into the file), per file.
-				if ! command -v wiggle >/dev/null; then
-					why="${why:+$why; }wiggle is not installed (apt-get install wiggle)"
-					continue
-				fi
-				cf=
-				for f in $(files_of "$pf"); do
-					[ -f "$dir/$f" ] || { cf=$f; break; }
-					awk -v f="$f" '/^--- / { on = 0 } /^--- a\// { on = (substr($2, 3) == f) } on' "$pf" >"$work/one.patch"
-					# (-r keeps the original as wig.c.porig and will not
-					# overwrite an earlier one: a second candidate's
-					# wiggle would fail.)
-					rm -f "$work/wig.c" "$work/wig.c.porig"
-					cp "$dir/$f" "$work/wig.c"
-					wiggle -r "$work/wig.c" "$work/one.patch" >/dev/null 2>&1 || { cf=$f; break; }
-					cp "$work/wig.c" "$work/merged.$(echo "$f" | tr / _)"
-				done
-				if [ -z "$cf" ]; then
-					take_merged "$dir" "$pf"
-					how=wiggle
-					break
-				fi
-				why="${why:+$why; }wiggle conflict in $cf"
-				;;
-			esac
-		done
+		# Adapt it (scripts/adapt.sh): a 3-way merge needs the reference
+		# before this change, which is the reference with it undone.
+		how='' why='' before='' after='' noref=''
+		rm -rf "$dir.ref.prev"
+		if [ "$kind" = REQ ]; then
+			noref="no 3-way merge for a required change (its reference is another series')"
+		elif [ -z "$ref" ]; then
+			noref="no reference files for series $s, so no 3-way merge"
+		elif [[ " $mechs " == *" merge3 "* || " $mechs " == *" gitmerge "* ]]; then
+			cp -a "$dir.ref" "$dir.ref.prev"
+			patch -d "$dir.ref.prev" -p1 -s -R -F0 --no-backup-if-mismatch <"$pf" >/dev/null
+			before=$dir.ref.prev after=$dir.ref
+		fi
+		if adapt_change "$mechs" "$dir" "$pf" "$before" "$after" "$noref" "$work"; then
+			how=$ADAPT_HOW
+		else
+			why=$ADAPT_WHY
+		fi
 		if [ -n "$how" ]; then
 			echo "patch $name adapted $how $(while read -r f n; do
 				[ "$f" = MISSING ] && continue
