@@ -492,6 +492,23 @@ clean unsigned-module-enforced
 cr "rm /etc/dkms/framework.conf.d/bqlkit-test-nosign.conf" >/dev/null
 lap "signatures"
 
+# Two installs at once (a second terminal), and an uninstall beside them:
+# the later ones refuse while the first holds the install lock, and change
+# nothing; the first completes.  (One chroot_run: each has its own /run,
+# where the lock lives.)
+out=$(cr "cd /root/bqlkit && { BQLKIT_NO_INITRAMFS=1 make install KVER=$K1 >/tmp/first.log 2>&1; echo first-rc=\$? >>/tmp/first.log; } &
+	for i in \$(seq 600); do [ -e /run/bqlkit/install.lock ] && ! flock -n /run/bqlkit/install.lock true && break; sleep 0.2; done
+	BQLKIT_NO_INITRAMFS=1 make install KVER=$K1; echo second-rc=\$?
+	BQLKIT_NO_INITRAMFS=1 make uninstall; echo uninstall-rc=\$?
+	wait; cat /tmp/first.log") || true
+has two-installs-second-refused "another bqlkit install or uninstall is running (lock /run/bqlkit/install.lock)" "$out" ||
+	true
+grep -q 'another bqlkit install' <<<"$out" || echo "two installs at once: $out" >&2
+has two-installs-second-exit-nonzero '^second-rc=[1-9]' "$out"
+has two-installs-uninstall-refused '^uninstall-rc=[1-9]' "$out"
+has two-installs-first-completes '^first-rc=0$' "$out"
+check two-installs-first-installed test "$(installed_for)" = "$K1 "
+lap "two installs at once"
 out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install KVER=$K1") && rc=0 || rc=$?
 check after-interrupt-install-again bash -c "[ $rc -eq 0 ] && [ '$(installed_for)' = '$K1 ' ]"
 out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install KVER=$K1") && rc=0 || rc=$?
