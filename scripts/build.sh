@@ -95,9 +95,7 @@ for drv in $drivers; do
 		die "no imported Linux $series source for $drv: run $(if is_tree "$kdir"; then echo "'make import SRC=$(tree_src "$kdir")'"; else source_advice "$series"; fi)"
 	bv=$(manifest_get "$base" version)
 	# Its distro package version (modinfo -F bqlkit shows it), when known.
-	bpkg=$(manifest_get "$base" package)
-	[ "$bpkg" != unknown ] || bpkg=
-	bpkg=${bpkg#* }
+	bpkg=$(manifest_pkgver "$base")
 	[ "$(series_of "$bv")" = "$series" ] ||
 		die "base $base holds Linux $bv, not $series: re-import it (make import SRC=...)"
 	if [ "$bv" != "$kv" ]; then

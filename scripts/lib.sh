@@ -280,6 +280,14 @@ manifest_get() {
 	sed -n "s/^$2=//p" "$1/MANIFEST" 2>/dev/null | head -1
 }
 
+# manifest_pkgver BASEDIR: the distro package version the base was imported
+# from (package=NAME VERSION), nothing when it is not a package's.
+manifest_pkgver() {
+	local p
+	p=$(manifest_get "$1" package)
+	[ -z "$p" ] || [ "$p" = unknown ] || echo "${p#* }"
+}
+
 # base_covers BASEDIR: true when the base was imported for every driver of
 # $BQLKIT_DRIVERS (each one either imported or recorded as absent).
 base_covers() {

@@ -49,9 +49,7 @@ base=$(base_dir "$series")
 bv='' bpv=''
 if [ -f "$base/MANIFEST" ]; then
 	bv=$(manifest_get "$base" version)
-	bpv=$(manifest_get "$base" package)
-	[ "$bpv" != unknown ] || bpv=
-	bpv=${bpv#* }
+	bpv=$(manifest_pkgver "$base")
 	if [ "$bv" = "$kv" ] && { [ -z "$dv" ] || [ -z "$bpv" ] || [ "$bpv" = "$dv" ]; }; then
 		echo "base $base"
 		exit 0
