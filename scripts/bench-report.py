@@ -4,9 +4,10 @@
     bench-report.py --out DIR [--runs N] [--wall SECS] [--command STR] KVER...
 
 Reads DIR/bench-<kver>-<stock|kit>-<run>.log (written by scripts/bench.sh),
-writes DIR/bench-<kver>.json (raw samples per run, medians over runs, the
-ratios and the targets), DIR/bench.md (the table) and DIR/bench.png (RTT
-CDFs, gnuplot).  Only the standard library is used.
+writes DIR/bench-<kver>.json (medians over runs, the ratios and the
+targets: what results/ keeps), DIR/bench-<kver>.raw.json (the samples of
+every run, parsed from the logs: like the logs, not committed),
+DIR/bench.md (the table) and DIR/bench.png (RTT CDFs, gnuplot).  Only the standard library is used.
 
 Scenarios: one per flood of the plan (tests/vm/guest/bench.sh), by id
   slow<N>-<P>B-txus<T>  receiver slowed by N ingress filters, payload P,
@@ -572,8 +573,13 @@ def kernel_report(out, kver, meta):
         if sc["kind"] == "slowed" and sc["tx_usecs"] == main:
             legacy[str(sc["payload"])] = dict(sc, alias_of=sid)
     result["scenarios"] = dict(sorted(legacy.items(), key=lambda x: int(x[0])), **result["scenarios"])
+    # The samples are as large as the logs they come from (MBs per kernel):
+    # they go beside the logs, the summary to results/.
+    with open(os.path.join(out, f"bench-{kver}.raw.json"), "w") as f:
+        json.dump(result["raw"], f, separators=(",", ":"))
+        f.write("\n")
     with open(os.path.join(out, f"bench-{kver}.json"), "w") as f:
-        json.dump(result, f, indent=1)
+        json.dump({k: v for k, v in result.items() if k != "raw"}, f, indent=1)
         f.write("\n")
     return result
 
@@ -813,7 +819,7 @@ def markdown(results, meta):
              "rcvbuf err = UDP RcvbufErrors in the receiver's netns; qdisc backlog = largest of three samples under "
              "load; BQL values from `bqlwatch` reading every 2 ms in three windows up to just before the flood ends "
              "(limit at end = the last window's last read); lost pings and probes are not in the percentiles. "
-             "Raw samples: `results/bench-<kernel>.json`.")
+             "Raw samples: `results/bench-<kernel>.raw.json` (written beside the logs, not committed).")
     L.append("")
     return "\n".join(L)
 

@@ -117,6 +117,10 @@ if [ -n "${rel:-}" ] && [ -f "$BQLKIT_BUILD/bases/6.1/MANIFEST" ]; then
 		echo "t49: make bench (1 boot pair) in $((SECONDS - start)) s" >&2
 		check tree-targets-bench-report test -s "$res/bench.md"
 		# Both boots ran to the end, and every flood has its ratio.
+		# The samples go beside the logs, apart from the summary results/ keeps.
+		check tree-targets-bench-raw-apart python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+sys.exit("raw" in d or not (r["stock"] and r["kit"]))' "$res/bench-$rel.json" "$res/bench-$rel.raw.json"
 		check tree-targets-bench-json python3 - "$res/bench-$rel.json" 1 <<'EOF'
 import json, sys
 path, runs = sys.argv[1], int(sys.argv[2])
