@@ -18,8 +18,9 @@ mark=.bqlkit-dkms-source
 if { [ -e "$dest" ] || [ -L "$dest" ]; } && { [ -L "$dest" ] || [ ! -f "$dest/$mark" ]; }; then
 	die "$dest exists and is not a DKMS source the kit wrote (no $mark in it): give DESTDIR=<a directory that does not exist yet>, or remove $dest yourself"
 fi
-conf_ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$BQLKIT_TOP/dkms.conf")
-[ "$conf_ver" = "$ver" ] || die "dkms.conf PACKAGE_VERSION ($conf_ver) differs from VERSION ($ver)"
+# One version source: VERSION, written into dkms.conf's placeholder below.
+grep -qx 'PACKAGE_VERSION="#MODULE_VERSION#"' "$BQLKIT_TOP/dkms.conf" ||
+	die "$BQLKIT_TOP/dkms.conf has no PACKAGE_VERSION=\"#MODULE_VERSION#\" line: restore it (git checkout dkms.conf); the version is VERSION's"
 
 # Every imported base of a distro's package or a source the user gave
 # (scripts/import-source.sh records which): scripts/fit.sh decides by content
@@ -76,7 +77,7 @@ done
 [ ${#fitted_ok[@]} -gt 0 ] || die "the kit's changes fit none of the imported bases (${bases[*]}): see make fit SRC=<base>"
 bases=("${fitted_ok[@]}")
 kit_copy "$tmp"
-cp -a "$BQLKIT_TOP/dkms.conf" "$tmp/"
+sed "s/^PACKAGE_VERSION=\"#MODULE_VERSION#\"$/PACKAGE_VERSION=\"$ver\"/" "$BQLKIT_TOP/dkms.conf" >"$tmp/dkms.conf"
 echo "bqlkit $ver DKMS source, written by scripts/make-dkms-source.sh" >"$tmp/$mark"
 for s in "${bases[@]}"; do
 	cp -a "$BQLKIT_BUILD/bases/$s" "$tmp/bases/"

@@ -9,9 +9,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 ver=$(cat "$BQLKIT_TOP/VERSION")
-check dkms-conf-version grep -qx "PACKAGE_VERSION=\"$ver\"" "$BQLKIT_TOP/dkms.conf"
+# One version source: the committed dkms.conf has the placeholder, the
+# DKMS source VERSION's version.
+check dkms-conf-placeholder grep -qx 'PACKAGE_VERSION="#MODULE_VERSION#"' "$BQLKIT_TOP/dkms.conf"
 mkdir -p "$tmp/tree" "$tmp/src" "$tmp/inst"
 check dkms-source "$BQLKIT_TOP/scripts/make-dkms-source.sh" "$tmp/src/bqlkit-$ver"
+check dkms-conf-version grep -qx "PACKAGE_VERSION=\"$ver\"" "$tmp/src/bqlkit-$ver/dkms.conf"
 d=(dkms --dkmstree "$tmp/tree" --sourcetree "$tmp/src" --installtree "$tmp/inst")
 check dkms-add "${d[@]}" add "bqlkit/$ver"
 for k in $(test_kernels); do
