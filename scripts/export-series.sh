@@ -81,7 +81,7 @@ if [ -z "$signoff" ]; then
 fi
 [[ $signoff =~ ^[^\<\>]+\ \<[^\<\>@\ ]+@[^\<\>\ ]+\>$ ]] ||
 	die "who signs off the exported patches? give SIGNOFF='Your Name <you@example.org>' (or set git config user.name and user.email)${signoff:+; '$signoff' is not 'Name <email>'}"
-maint=$(sed -n 's/^Maintainer: //p' "$BQLKIT_TOP/scripts/deb/debian/control")
+maint=$(sed -n 's/^Maintainer: //p' "$BQLKIT_TOP/debian/control")
 
 # Probe results of a kernel of this series.
 cfg=

@@ -31,7 +31,8 @@ fi
 if [ "$what" = test ] || [ "$what" = deb ]; then
 	# make deb; the test chroot (t90, t95): mmdebstrap, zstd
 	pkgs+=(debhelper dh-dkms dpkg-dev fakeroot)
-	[ "$what" = deb ] || pkgs+=(mmdebstrap zstd)
+	# (t90 also checks the package with lintian)
+	[ "$what" = deb ] || pkgs+=(mmdebstrap zstd lintian)
 fi
 if [ "$what" = bench ]; then
 	pkgs+=(gnuplot-nox python3)

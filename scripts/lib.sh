@@ -155,6 +155,8 @@ kit_copy() {
 	local r
 	mkdir -p "$1/tests/fixtures/kernels"
 	(cd "$BQLKIT_TOP" && cp -a Makefile VERSION compat drivers patches rules scripts "$1/")
+	# (Python's byte-code caches of a run here are not the kit's.)
+	find "$1/scripts" -name __pycache__ -prune -exec rm -rf {} +
 	for r in $(sed -n 's/^REFERENCE=//p' "$BQLKIT_TOP"/patches/*/*/base.conf | sort -u); do
 		cp -a "$BQLKIT_TOP/tests/fixtures/kernels/$r" "$1/tests/fixtures/kernels/"
 	done

@@ -7,13 +7,17 @@
 #
 # The package directory build/deb/bqlkit-dkms-<ver>/ is generated here: the
 # DKMS source tree (scripts/make-dkms-source.sh: the kit plus the imported
-# bases) and scripts/deb/debian/ with @VERSION@ filled in.  No kernel source is
-# in git; the bases come from build/bases (make import, or make install).
+# bases) and debian/ with @VERSION@ filled in.  No kernel source is in git;
+# the bases come from build/bases (make import, or make install).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 ver=${DEB_VERSION:-$(cat "$BQLKIT_TOP/VERSION")}
 [[ $ver =~ ^[0-9][0-9A-Za-z.+~]*$ ]] || die "DEB_VERSION '$ver' is not a Debian upstream version (digits, letters, . + ~)"
+# One version: debian/changelog's newest entry is VERSION's.
+clver=$(sed -n '1s/^bqlkit-dkms (\([^)]*\)).*/\1/p' "$BQLKIT_TOP/debian/changelog")
+[ "$clver" = "$(cat "$BQLKIT_TOP/VERSION")" ] ||
+	die "debian/changelog's newest entry is ${clver:-unreadable}, VERSION is $(cat "$BQLKIT_TOP/VERSION"): add an entry for $(cat "$BQLKIT_TOP/VERSION") at the top of debian/changelog"
 "$BQLKIT_TOP/scripts/install-deps.sh" deb
 
 # Every series the kit carries should have its base in the package.
@@ -31,16 +35,22 @@ step "deb: package directory $dir"
 "$BQLKIT_TOP/scripts/make-dkms-source.sh" "$dir" >&2
 echo "$ver" >"$dir/VERSION"
 sed -i "s/^PACKAGE_VERSION=.*/PACKAGE_VERSION=\"$ver\"/" "$dir/dkms.conf"
-cp -a "$BQLKIT_TOP/scripts/deb/debian" "$dir/debian"
+cp -a "$BQLKIT_TOP/debian" "$dir/debian"
 cp "$dir/dkms.conf" "$dir/debian/bqlkit-dkms.dkms"
 sed -i "s/@VERSION@/$ver/g" "$dir"/debian/bqlkit-dkms.*
-{
-	echo "bqlkit-dkms ($ver) unstable; urgency=medium"
-	echo
-	echo "  * bqlkit $ver: $(cd "$BQLKIT_TOP" && git log -1 --format='%h %s' 2>/dev/null || echo 'built from a work tree')"
-	echo
-	echo " -- bqlkit maintainers <bqlkit@localhost>  $(date -R)"
-} >"$dir/debian/changelog"
+# Another version (DEB_VERSION): an entry of its own on top, by the same
+# maintainer as the newest one.
+if [ "$ver" != "$clver" ]; then
+	{
+		echo "bqlkit-dkms ($ver) unstable; urgency=medium"
+		echo
+		echo "  * Packaged as $ver (make deb DEB_VERSION=$ver)."
+		echo
+		echo " -- $(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$BQLKIT_TOP/debian/changelog" | head -1)  $(date -R)"
+		echo
+		cat "$BQLKIT_TOP/debian/changelog"
+	} >"$dir/debian/changelog"
+fi
 
 step "deb: dpkg-buildpackage -b (bases: $(cd "$dir/bases" && echo */ | tr -d /))"
 if ! (cd "$dir" && dpkg-buildpackage -b -us -uc -tc >"$out/build-$ver.log" 2>&1); then
@@ -57,7 +67,7 @@ dpkg-deb -x "$deb" "$chk"
 for m in "$chk/usr/src/bqlkit-$ver"/bases/*/MANIFEST; do
 	(cd "$(dirname "$m")" && grep '^[0-9a-f]\{64\}  ' MANIFEST | sha256sum --quiet -c - >/dev/null 2>&1) || {
 		rm -f "$deb"
-		die "a file of $(basename "$(dirname "$m")")'s base changed while packaging (a debhelper tool rewrote it?): see scripts/deb/debian/rules"
+		die "a file of $(basename "$(dirname "$m")")'s base changed while packaging (a debhelper tool rewrote it?): see debian/rules"
 	}
 done
 echo "bqlkit: built $deb ($(du -h "$deb" | cut -f1))"

@@ -83,7 +83,7 @@ has shellcheck-per-file-fail "^FAIL t-sub/bad.sh: sub/bad.sh:2:" "$(per_file t "
 # The tree.
 mapfile -t files < <(shell_scripts "$BQLKIT_TOP")
 check shellcheck-tree-scripts-found test "${#files[@]}" -ge 100
-for f in .ci/run tests/vm/guest/init rules/veth.rules scripts/deb/debian/bqlkit-dkms.postinst tests/lib.sh; do
+for f in .ci/run tests/vm/guest/init rules/veth.rules debian/bqlkit-dkms.postinst tests/lib.sh; do
 	check "shellcheck-covers-$f" grep -qxF -- "$f" <(printf '%s\n' "${files[@]}")
 done
 if out=$(lint "$BQLKIT_TOP" "${files[@]}"); then

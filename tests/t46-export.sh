@@ -88,7 +88,7 @@ bp=$(grep -l '^Subject: .*veth: implement Byte Queue Limits' "$ex/veth/"*.patch)
 has export-from-upstream-author '^From: Jesper Dangaard Brouer <hawk@kernel.org>$' "$(cat "$bp")"
 has export-posting-in-message 'Backport of the netdev posting "\[PATCH net-next v7 2/5\]' "$(cat "$bp")"
 has export-signed-off-by-backporter '^Signed-off-by: bqlkit test <test@example.org>$' "$(cat "$bp")"
-has export-compat-by-maintainers "^From: $(sed -n 's/^Maintainer: //p' "$BQLKIT_TOP/scripts/deb/debian/control")\$" "$(cat "$ex/veth/0001-"*.patch)"
+has export-compat-by-maintainers "^From: $(sed -n 's/^Maintainer: //p' "$BQLKIT_TOP/debian/control")\$" "$(cat "$ex/veth/0001-"*.patch)"
 if [ "$series" = 6.1 ]; then
 	has export-upstream-commit '^commit dc82a33297fc2c58cb0b2b008d728668d45c0f6a upstream\.$' \
 		"$(cat "$(grep -l '^Subject: .*apply qdisc backpressure' "$ex/veth/"*.patch)")"

@@ -39,6 +39,12 @@ if ! out=$(make -s -C "$BQLKIT_TOP" deb 2>&1) || ! out2=$(make -s -C "$BQLKIT_TO
 	exit 0
 fi
 pass make-deb
+# The package as Debian checks one: lintian at every level, each override
+# explained in debian/bqlkit-dkms.lintian-overrides.
+for v in "$ver" "$ver2"; do
+	out=$(lintian --fail-on error,warning,info,pedantic -I --pedantic "$BQLKIT_BUILD/deb/bqlkit-dkms_${v}_all.deb" 2>&1) && rc=0 || rc=$?
+	if [ "$rc" -eq 0 ] && [ -z "$out" ]; then pass "deb-lintian-$v"; else fail "deb-lintian-$v" "$(head -1 <<<"$out") (rc $rc)"; fi
+done
 check make-deb-has-bases bash -c "dpkg-deb -c '$BQLKIT_BUILD/deb/bqlkit-dkms_${ver}_all.deb' | grep -q 'usr/src/bqlkit-$ver/bases/6.1/MANIFEST'"
 lap "debs built"
 
@@ -142,12 +148,22 @@ lacks deb-depends-light 'coccinelle\|wiggle\|python' "$(dpkg-deb -f "$deb1" Depe
 has deb-recommends-fit-tools 'wiggle, coccinelle, libpython3-dev' "$(dpkg-deb -f "$deb1" Recommends)"
 cr "apt-get purge -y -q coccinelle wiggle libpython3-dev" >/dev/null || true
 check deb-install-no-fit-tools bash -c "! chroot '$R' sh -c 'command -v spatch || command -v wiggle'"
-out=$(cr "apt-get install --no-install-recommends -y /root/bqlkit-dkms_${ver}_all.deb") && rc=0 || rc=$?
-lap "apt install bqlkit-dkms $ver (rc $rc)"
+# Installed as Debian's CI tests a DKMS package (debian/control's
+# Testsuite: autopkgtest-pkg-dkms, whose test is dkms's dkms-autopkgtest):
+# from an apt source, autoinstall off (/etc/dkms/no-autoinstall, which the
+# postinst obeys), then `dkms build` and `dkms install` for every kernel
+# with headers.  (The upgrade below runs the postinst's own builds.)
+mkdir -p "$R/root/repo" && cp "$deb1" "$R/root/repo/"
+cr "cd /root/repo && apt-ftparchive packages . >Packages && echo 'deb [trusted=yes] file:/root/repo ./' >/etc/apt/sources.list.d/bqlkit-local.list &&
+	apt-get update -q -o Dir::Etc::sourcelist=sources.list.d/bqlkit-local.list -o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0" >/dev/null || true
+out=$(cr "/usr/lib/dkms/dkms-autopkgtest bqlkit-dkms") && rc=0 || rc=$?
+cr "rm -f /etc/dkms/no-autoinstall /etc/apt/sources.list.d/bqlkit-local.list" >/dev/null || true
+lap "autopkgtest-pkg-dkms: bqlkit-dkms $ver (rc $rc)"
 check deb-install test "$rc" -eq 0
-exp_out deb-install-output t90-deb-install.txt "$(quiet_apt <<<"$out")"
+exp_out deb-install-output t90-deb-install.txt "$(sed -n '/^I: Installing binary package/,/^I: Checking for missing dkms/p' <<<"$out" | quiet_apt)"
 for k in "$K1" "$K2"; do
 	n=$(series_of "$(kernel_version "$(kdir_for "$k")")")
+	has "deb-autopkgtest-$n-pass" "^I: PASS $k\$" "$out"
 	has "deb-install-$n-modinfo-kit" "/lib/modules/$k/updates/dkms/veth.ko" "$(kit_path "$k" veth)"
 	check "deb-install-$n-version" test "$(cr "modinfo -k $k -F version veth" | tail -1)" = "$ver-bqlkit"
 	has "deb-install-$n-applied-fitted" 'applied the changes fitted to Linux' "$(cat "$R/var/lib/dkms/bqlkit/$ver/$k/"*/log/make.log 2>&1)"
