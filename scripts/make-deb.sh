@@ -15,9 +15,10 @@ set -euo pipefail
 ver=${DEB_VERSION:-$(cat "$BQLKIT_TOP/VERSION")}
 [[ $ver =~ ^[0-9][0-9A-Za-z.+~]*$ ]] || die "DEB_VERSION '$ver' is not a Debian upstream version (digits, letters, . + ~)"
 # One version: debian/changelog's newest entry is VERSION's.
+kitver=$(cat "$BQLKIT_TOP/VERSION")
 clver=$(sed -n '1s/^bqlkit-dkms (\([^)]*\)).*/\1/p' "$BQLKIT_TOP/debian/changelog")
-[ "$clver" = "$(cat "$BQLKIT_TOP/VERSION")" ] ||
-	die "debian/changelog's newest entry is ${clver:-unreadable}, VERSION is $(cat "$BQLKIT_TOP/VERSION"): add an entry for $(cat "$BQLKIT_TOP/VERSION") at the top of debian/changelog"
+[ "$clver" = "$kitver" ] ||
+	die "debian/changelog's newest entry is ${clver:-unreadable}, VERSION is $kitver: add an entry for $kitver at the top of debian/changelog"
 "$BQLKIT_TOP/scripts/install-deps.sh" deb
 
 # Every series the kit carries should have its base in the package.
