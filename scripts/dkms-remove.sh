@@ -17,7 +17,12 @@ mode=all
 case ${1:-} in --before | --after) mode=${1#--} && shift ;; esac
 [ $# -eq 1 ] || die "usage: dkms-remove.sh [--before|--after] VERSION"
 v=$1
+# (rm -rf below: a version is a name, never a path.)
+is_release "$v" || die "'$v' is not a version of the kit"
 tree=/var/lib/dkms/bqlkit/$v
+
+# kernels_of LINES: the kernels of "KVER FILE" lines, each once, space-separated.
+kernels_of() { cut -d' ' -f1 <<<"$1" | sed '/^$/d' | sort -u | tr '\n' ' '; }
 
 # installed: what DKMS installed, per kernel: "KVER MODULE-FILE" lines.  Their
 # images may hold the kit's modules: pending until regenerated, so that a
@@ -29,7 +34,7 @@ installed() {
 		k=$(basename "$(dirname "$(dirname "$d")")")
 		for f in "$d"/*.ko*; do [ -f "$f" ] && echo "$k $(basename "$f")"; done
 	done)
-	kernels=$(cut -d' ' -f1 <<<"$left" | sort -u | tr '\n' ' ')
+	kernels=$(kernels_of "$left")
 	# shellcheck disable=SC2086 # one word per kernel
 	[ -z "$kernels" ] || "$BQLKIT_TOP/scripts/initramfs.sh" --defer $kernels
 	echo "$left"
@@ -51,15 +56,15 @@ finish() {
 	rm -rf "$tree"
 	find /var/lib/dkms/bqlkit -maxdepth 1 -xtype l -delete 2>/dev/null || true
 	rmdir /var/lib/dkms/bqlkit 2>/dev/null || true
-	kernels=$(cut -d' ' -f1 <<<"$1" | sort -u | tr '\n' ' ')
+	kernels=$(kernels_of "$1")
 	# shellcheck disable=SC2086 # one word per kernel
-	[ -z "${kernels// /}" ] || "$BQLKIT_TOP/scripts/initramfs.sh" $kernels || true
+	[ -z "$kernels" ] || "$BQLKIT_TOP/scripts/initramfs.sh" $kernels || true
 }
 
 case $mode in
 before)
 	left=$(installed)
-	kernels=$(cut -d' ' -f1 <<<"$left" | sort -u | tr '\n' ' ')
+	kernels=$(kernels_of "$left")
 	step "dkms remove bqlkit/$v --all, by dh_dkms${kernels:+ (installed for: ${kernels% })}"
 	echo "$left"
 	;;
@@ -68,7 +73,7 @@ after)
 	;;
 all)
 	left=$(installed)
-	kernels=$(cut -d' ' -f1 <<<"$left" | sort -u | tr '\n' ' ')
+	kernels=$(kernels_of "$left")
 	step "dkms remove bqlkit/$v --all${kernels:+ (installed for: ${kernels% })}"
 	dkms remove "bqlkit/$v" --all >>/var/log/bqlkit-dkms.log 2>&1 ||
 		note "dkms remove bqlkit/$v --all failed (log: /var/log/bqlkit-dkms.log); removing its files by hand"
