@@ -62,11 +62,109 @@ ref_name() {
 	sed -n 's/^REFERENCE=//p' "$pd/$1/base.conf" 2>/dev/null
 }
 
-# hunks PATCH: "FILE N FUNCTION" for every hunk (N counts per file, as patch(1) does).
+# hunks PATCH [DIR...]: "FILE N WHERE" for every hunk (N counts per file,
+# as patch(1) does).  WHERE is the function (struct, initialised variable)
+# the hunk's first change is in, "after F" where that comes after F's end,
+# "top of FILE" before any.  The hunk's header names the last line above it
+# that starts a line with a letter, cut at 40 characters: a label ("out:")
+# or a cut name ("mana_features_c") is resolved in the file itself, the
+# first of DIR/FILE there is.
 hunks() {
-	awk '/^\+\+\+ b\// { f = substr($2, 3); n = 0; next }
-		/^@@ / { n++; fn = $0; sub(/^@@[^@]*@@ ?/, "", fn); sub(/\(.*/, "", fn)
-			k = split(fn, w, /[^A-Za-z0-9_]+/); fn = w[k]; if (fn == "") { fn = f; sub(/.*\//, "", fn) } print f, n, fn }' "$1"
+	local pf=$1
+	shift
+	awk -v dirs="$(printf '%s\n' "$@")" '
+		# defname L: what a line at column 0 begins the definition of, or "".
+		function defname(l,   w, n) {
+			if (l !~ /^[A-Za-z_]/ || l ~ /^[A-Za-z_][A-Za-z0-9_]*:/ || l ~ /;[ \t]*$/) return ""
+			if (l !~ /=/ && match(l, /(struct|union|enum)[ \t]+[A-Za-z0-9_]+[ \t]*\{/)) {
+				l = substr(l, RSTART, RLENGTH); sub(/[ \t]*\{$/, "", l); gsub(/[ \t]+/, " ", l); return l
+			}
+			if (l ~ /=/ && l !~ /\(/) { sub(/[ \t]*(\[[^]]*\])*[ \t]*=.*/, "", l); n = split(l, w, /[^A-Za-z0-9_]+/); return w[n] }
+			if (l !~ /\(/) return ""
+			sub(/\(.*/, "", l); n = split(l, w, /[^A-Za-z0-9_]+/)
+			return w[n] ~ /^(if|for|while|switch|return|sizeof)$/ ? "" : w[n]
+		}
+		# load F: the lines of F in the first directory that has it (nl[F] lines).
+		function load(f,   i, d, line, k) {
+			if (f in nl) return
+			nl[f] = 0
+			for (i = 1; i <= nd; i++) {
+				if (dir[i] == "") continue
+				k = 0
+				while ((getline line < (dir[i] "/" f)) > 0) fl[f, ++k] = line
+				close(dir[i] "/" f)
+				if (k > 0) { nl[f] = k; return }
+			}
+		}
+		# complete F PREFIX: the first name F defines that starts with PREFIX.
+		function complete(f, p,   i, d) {
+			load(f)
+			for (i = 1; i <= nl[f]; i++) { d = defname(fl[f, i]); if (d != "" && index(d, p) == 1) return d }
+			return p "..."
+		}
+		# labelled F LABEL: the function of F with LABEL whose body after it
+		# holds the hunk'"'"'s leading old lines (ctx[1..nc]), else the first with it.
+		function labelled(f, lab,   i, j, cur, d, first, ok) {
+			load(f); cur = ""; first = ""
+			for (i = 1; i <= nl[f]; i++) {
+				d = defname(fl[f, i]); if (d != "" && fl[f, i] ~ /\(/) cur = d
+				if (index(fl[f, i], lab ":") != 1 || cur == "") continue
+				if (first == "") first = cur
+				for (j = i + 1; j <= nl[f] && fl[f, j] !~ /^[A-Za-z_}]/; j++) {
+					ok = 1
+					for (k = 1; k <= nc && ok; k++) if (fl[f, j + k - 1] != ctx[k]) ok = 0
+					if (ok && nc > 0) return cur
+				}
+			}
+			return first != "" ? first : "label " lab ":"
+		}
+		function emit(   w) {
+			if (!inhunk) return
+			if (hdr ~ /^[A-Za-z_][A-Za-z0-9_]*:/) { sub(/:.*/, "", hdr); fn = labelled(file, hdr) }
+			w = fn == "" ? "top of " base : (after ? "after " fn : fn)
+			print file, n, w
+			inhunk = 0
+		}
+		BEGIN { nd = split(dirs, dir, "\n") }
+		/^\+\+\+ b\// { emit(); file = substr($2, 3); base = file; sub(/.*\//, "", base); n = 0; next }
+		/^--- / && !inhunk { next }
+		/^@@ / {
+			emit()
+			n++; inhunk = 1; changed = 0; after = 0; nc = 0
+			hdr = $0; sub(/^@@[^@]*@@ ?/, "", hdr)
+			fn = defname(hdr)
+			if (fn == "" && hdr !~ /^[A-Za-z_][A-Za-z0-9_]*:/ && hdr != "") {
+				if (length(hdr) >= 40) { k = split(hdr, w, /[^A-Za-z0-9_]+/); fn = complete(file, w[k]) } else fn = hdr
+			}
+			next
+		}
+		inhunk && !changed && /^ / {
+			t = substr($0, 2); ctx[++nc] = t
+			d = defname(t); if (d != "") { fn = d; after = 0; hdr = "" } else if (t ~ /^}/) after = 1
+			next
+		}
+		inhunk && !changed && /^[-+]/ {
+			changed = 1
+			if (/^-/) { d = defname(substr($0, 2)); if (d != "") { fn = d; after = 0; hdr = "" } }
+			next
+		}
+		/^(diff|index) / { emit() }
+		END { emit() }' "$pf"
+}
+
+# where_hunks PATCH FAILED DIR...: for each "FILE N" line of FAILED, one
+# line "hunk N (WHERE)", "hunk N of FILE (WHERE)" where PATCH changes
+# several files (hunks PATCH DIR...).
+where_hunks() {
+	local pf=$1 failed=$2 multi=
+	shift 2
+	[ "$(files_of "$pf" | wc -l)" -le 1 ] || multi=1
+	hunks "$pf" "$@" | awk -v failed="$failed" -v multi="$multi" '
+		BEGIN { n = split(failed, l, "\n"); for (i = 1; i <= n; i++) if (l[i] != "") want[l[i]] = i }
+		{ k = $1 " " $2; if (!(k in want)) next
+			w = $0; sub(/^[^ ]* [^ ]* /, "", w); f = $1; sub(/.*\//, "", f)
+			out[want[k]] = "hunk " $2 (multi ? " of " f : "") " (" w ")" }
+		END { for (i = 1; i <= n; i++) if (i in out) print out[i] }'
 }
 
 # facts of the source as imported: "already present" is decided on them
@@ -97,7 +195,7 @@ changes() {
 
 # try SERIES DIR: apply the candidate to a copy of SRC in DIR; outcomes in DIR.fit.
 try() {
-	local s=$1 dir=$2 ref p pf kind name claims held missing r f failed detail fn why how before after noref
+	local s=$1 dir=$2 ref p pf kind name claims held missing r f failed detail why how before after noref
 	rm -rf "$dir" "$dir.ref"
 	mkdir -p "$dir"
 	cp -a "$src/." "$dir/"
@@ -186,21 +284,15 @@ try() {
 		else
 			why=$ADAPT_WHY
 		fi
+		# (Where the hunks are: in the files the change was written
+		# against, else in this source's.)
 		if [ -n "$how" ]; then
-			echo "patch $name adapted $how $(while read -r f n; do
-				[ "$f" = MISSING ] && continue
-				fn=$(hunks "$pf" | awk -v f="$f" -v n="$n" '$1 == f && $2 == n { print $3 }')
-				printf 'hunk %s (%s) ' "$n" "$fn"
-			done <<<"$failed")" >>"$dir.fit"
+			echo "patch $name adapted $how $(where_hunks "$pf" "$failed" "$dir.ref.prev" "$dir.ref" "$work/pre" | paste -sd, - | sed 's/,/, /g')" >>"$dir.fit"
 			record_change "$dir" "$pf"
 			continue
 		fi
 		[ -n "$why" ] || why="no adapting mechanism (FIT_MECHS=$mechs)"
-		echo "patch $name nofit $(while read -r f n; do
-			if [ "$f" = MISSING ]; then printf 'a file it changes is not in this source; '; continue; fi
-			fn=$(hunks "$pf" | awk -v f="$f" -v n="$n" '$1 == f && $2 == n { print $3 }')
-			printf 'hunk %s (%s) does not apply; ' "$n" "$fn"
-		done <<<"$failed")$why" >>"$dir.fit"
+		echo "patch $name nofit $(grep -qx MISSING <<<"$failed" && printf 'a file it changes is not in this source; ')$(where_hunks "$pf" "$failed" "$dir.ref.prev" "$dir.ref" "$work/pre" | sed 's/$/ does not apply; /' | tr -d '\n')$why" >>"$dir.fit"
 		# Later changes of this candidate build on this one: stop here.
 		break
 	done < <(changes "$s")

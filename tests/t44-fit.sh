@@ -102,7 +102,7 @@ fi
 
 # adapted: 7.0's mana takes the 6.18 series by a 3-way merge (mana.h moved).
 fitv adapted mana "$corpus/upstream-7.0.0" adapted
-has fit-adapted-says-how "adapted: 3-way merge with the reference files (hunk 1 (mana.h))" "$fitout"
+has fit-adapted-says-how "adapted: 3-way merge with the reference files (hunk 1 of mana.h (after struct mana_port_context))" "$fitout"
 has fit-adapted-series "reference series 6.18" "$fitout"
 check fit-adapted-rules-hold grep -q '^verdict adapted' "$tmp/o-adapted.fit"
 # Without the 3-way merge (the old fuzz-0 behaviour) it does not fit.
@@ -134,15 +134,18 @@ has fit-refused-names-rule "refused: series 5.15: the result does not hold .*xdp
 
 # does not fit: 6.17's mana with the series of the nearest release, 6.18,
 # and no wiggle (the hunk and function are named: 6.18 moved
-# mana_features_check() and mana.h's port context).
+# mana_features_check() and mana.h's port context).  The function is the
+# one the hunk's change is in, not diff's cut header ("mana_features_c")
+# nor a label above it ("out:", the end of the function before).
 fitv nofit mana "$corpus/upstream-6.17.0" nofit FIT_SERIES=6.18 "FIT_MECHS=exact merge3"
-has fit-nofit-names-hunk "does not fit: .*hunk [0-9]* (mana_features_c) does not apply" "$fitout"
+has fit-nofit-names-hunk "does not fit: hunk 1 of mana_en.c (mana_start_xmit) does not apply; hunk 4 of mana_en.c (after mana_features_check) does not apply" "$fitout"
+lacks fit-nofit-hunk-not-cut "mana_features_c)" "$fitout"
 has fit-nofit-says-why "3-way merge conflict at drivers/net/ethernet/microsoft/mana/mana_en.c:[0-9]" "$fitout"
 
 # wiggle adapts 6.18's series to 6.17 there, into the very files 6.1's
 # series gives by applying exactly (what fit chooses for 6.17: corpus below).
 fitv wiggle mana "$corpus/upstream-6.17.0" adapted FIT_SERIES=6.18
-has fit-wiggle-says-how "adapted: wiggle merged the hunks word by word (hunk 1 (mana_en.c) hunk 4 (mana_features_c) hunk 1 (mana.h))" "$fitout"
+has fit-wiggle-says-how "adapted: wiggle merged the hunks word by word (hunk 1 of mana_en.c (mana_start_xmit), hunk 4 of mana_en.c (after mana_features_check), hunk 1 of mana.h (after struct mana_port_context))" "$fitout"
 fitv wiggle-same-as-exact mana "$corpus/upstream-6.17.0" fits FIT_SERIES=6.1
 # (But for where mana_detach() calls mana_tx_flush_all(): after
 # netif_tx_disable() in the 6.1 series, first in its port_st_save block in
