@@ -26,7 +26,7 @@
 # The candidate with the fewest changes that do not fit, then the fewest
 # adapted, then the nearest release is chosen, and its result must then
 # satisfy every rule of the changes it carries and the driver's required
-# BQL invariants (else it is refused).
+# BQL invariants (else it is refused: what would be wrong, and the fix).
 # Environment: BQLKIT_SRCVER=X.Y.Z (SRC's release, where SRC has no top
 # Makefile; make fit SRCVER=),
 # FIT_SERIES=<X.Y> (only that candidate), FIT_MECHS (default
@@ -334,6 +334,37 @@ elif [ -n "${FIT_SERIES:-}" ]; then
 else
 	for s in "$pd"/*/series; do cands+=("$(basename "$(dirname "$s")")"); done
 fi
+# result_bad DIR FIT FACTS: "RULE CHANGE" for each rule of a change in FIT
+# that does not hold on DIR, "RULE required" for each required one; 1 when
+# spatch cannot read DIR (its error in FACTS.err).
+result_bad() {
+	local name r
+	rules_facts "$drv" "$1" "$3" 2>"$3.err" || return 1
+	while read -r _ name _; do
+		for r in $(claims_of "$drv" "$name.patch"); do
+			holds "$3" "$r" || echo "$r $name"
+		done
+	done < <(grep '^patch ' "$2")
+	for r in $(rules_required "$drv"); do
+		holds "$3" "$r" || echo "$r required"
+	done
+}
+
+# refusal SERIES BAD: why the candidate's result is refused, for people:
+# per rule of BAD (result_bad's lines), what would be wrong and what would
+# fix it (rules/DRIVER.rules).
+refusal() {
+	local s=$1 r of text='' why
+	for r in $(awk '!seen[$1]++ { print $1 }' <<<"$2"); do
+		of=$(awk -v r="$r" '$1 == r && $2 != "required" { print $2 }' <<<"$2" | paste -sd, - | sed 's/,/, /g')
+		why=$(rules_broken "$drv" "$r")
+		[ -n "$why" ] || why="it would not hold: $(rules_statement "$drv" "$r")"
+		if [ -n "$of" ]; then of="of $of"; else of="a BQL invariant every result must hold"; fi
+		text+="${text:+; and }$r ($of): $why"
+	done
+	echo "series $s: its result breaks $text"
+}
+
 ranked=()
 for s in "${cands[@]}"; do
 	grep -qv '^#' "$pd/$s/series" 2>/dev/null || { ranked+=("0 0 0 $(distance "$s") $s"); mkdir -p "$work/c-$s" "$work/c-$s.changes"; cp -a "$src/." "$work/c-$s/"; echo "series $s" >"$work/c-$s.fit"; continue; }
@@ -357,27 +388,18 @@ refused=()
 for line in "${ranked[@]}"; do
 	read -r nofit _ _ _ s <<<"$line"
 	[ "$nofit" -eq 0 ] || break
-	if ! rules_facts "$drv" "$work/c-$s" "$work/facts-$s" 2>"$work/spatch.err"; then
-		cat "$work/spatch.err" >&2
+	if ! bad=$(result_bad "$work/c-$s" "$work/c-$s.fit" "$work/facts-$s"); then
+		cat "$work/facts-$s.err" >&2
 		[ -n "$exact_own" ] || die "$drv: spatch failed on the result"
-		unchecked="the rules were not checked: $(tail -1 "$work/spatch.err")"
+		unchecked="the rules were not checked: $(tail -1 "$work/facts-$s.err")"
 		chosen=$s
 		break
 	fi
-	bad=()
-	while read -r _ name _; do
-		for r in $(claims_of "$drv" "$name.patch"); do
-			holds "$work/facts-$s" "$r" || bad+=("$name: $r")
-		done
-	done < <(grep '^patch ' "$work/c-$s.fit")
-	for r in $(rules_required "$drv"); do
-		holds "$work/facts-$s" "$r" || bad+=("required: $r")
-	done
-	if [ ${#bad[@]} -eq 0 ]; then
+	if [ -z "$bad" ]; then
 		chosen=$s
 		break
 	fi
-	refused+=("series $s: the result does not hold ${bad[*]}")
+	refused+=("$(refusal "$s" "$bad")")
 done
 
 rm -rf "$out" "$out.fit" "$out.changes"

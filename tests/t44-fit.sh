@@ -50,6 +50,14 @@ for p in "$BQLKIT_TOP"/patches/*/*/*.patch; do
 	[ -z "$ok" ] || pass "claims-$n"
 done
 
+# Every rule says what would be wrong where it does not hold, and what
+# would fix it (make fit prints it when it refuses a result).
+for drv in veth mana; do
+	for r in $(rules_all "$drv"); do
+		check "rules-$drv-broken-$r" test -n "$(rules_broken "$drv" "$r")"
+	done
+done
+
 # fitv NAME DRIVER SRC EXPECTED-VERDICT [ENV...]: the verdict, and sets $fitout.
 fitv() {
 	local name=$1 drv=$2 src=$3 want=$4 rc=0
@@ -116,7 +124,11 @@ fitv adapted-needs-merge mana "$corpus/upstream-7.0.0" nofit FIT_MECHS=exact FIT
 fitv ubuntu-azure mana "$corpus/ubuntu-azure-5.15.0" refused BQLKIT_SRCVER=5.15.0
 has fit-ubuntu-azure-rx-batching-present "0001-net-mana-Batch-ringing-RX-queue-doorbell-on-receiving-packets already present: rx-doorbell-once-per-poll" "$fitout"
 has fit-ubuntu-azure-wqe-count-present "0002-net-mana-Use-the-correct-WQE-count-for-ringing-RQ-doorbell already present: rq-doorbell-wqe-count-0" "$fitout"
-has fit-ubuntu-azure-xdp-charged-refused "refused: series 5.15: the result does not hold 0003-net-mana-add-BQL-support: xdp-not-charged" "$fitout"
+has fit-ubuntu-azure-xdp-charged-refused "verdict: mana DOES NOT FIT: series 5.15: its result breaks xdp-not-charged (of 0003-net-mana-add-BQL-support): XDP frames .* would be charged to BQL" "$fitout"
+# The refusal says in words what would be wrong and what would fix it
+# (rules/mana.rules "broken"), not rule names alone.
+has fit-refused-says-fix "xdp-not-charged (of 0003-net-mana-add-BQL-support): .*; fix: a series that sends XDP frames uncharged" "$fitout"
+lacks fit-refused-not-names-only "required: xdp-not-charged" "$fitout"
 
 # already present: Debian 6.1 with the kit's backpressure already in it
 # (as a vendor that took the upstream change would have): 0001 skipped.
@@ -130,7 +142,7 @@ has fit-present-then-applied "0002-veth-implement-byte-queue-limits .*applied" "
 fitv present-real mana "$corpus/upstream-6.8.0" refused FIT_SERIES=5.15
 has fit-present-real-rule "0001-net-mana-Batch-ringing-RX-queue-doorbell-on-receiving-packets .*already present: rx-doorbell-once-per-poll" "$fitout"
 # ... and 5.15's BQL patch applies there but does not keep XDP uncharged: refused.
-has fit-refused-names-rule "refused: series 5.15: the result does not hold .*xdp-not-charged" "$fitout"
+has fit-refused-names-rule "DOES NOT FIT: series 5.15: its result breaks xdp-not-charged" "$fitout"
 
 # does not fit: 6.17's mana with the series of the nearest release, 6.18,
 # and no wiggle (the hunk and function are named: 6.18 moved
