@@ -70,7 +70,10 @@ for f in "$@"; do
 		esac
 		printf '  %-58s %s\n' "$name" "$msg"
 	done < <(grep '^patch ' "$f")
-	grep '^refused ' "$f" | sed 's/^refused /  refused: /' || true
+	# (Candidates refused before the chosen one, or after the one the
+	# verdict names, were tried: only the verdict is the outcome.)
+	grep '^refused ' "$f" | if [ "${v%% *}" = refused ]; then sed 1d; else cat; fi |
+		sed 's/^refused series \([^ :]*\): /  tried series \1, not chosen: /' || true
 	grep '^unchecked ' "$f" | sed 's/^unchecked /  note: the series of this release applied exactly; /' || true
 	case $v in
 	fits)

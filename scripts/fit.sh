@@ -437,6 +437,8 @@ else
 		echo "verdict nofit" >>"$out.fit"
 	fi
 fi
+# Candidates tried and refused before the chosen one (or after the first,
+# which the verdict names).
 for r in "${refused[@]}"; do echo "refused $r" >>"$out.fit"; done
 # FIT_KEEP=DIR: keep every candidate's outcomes (scripts/measure-fit.sh).
 if [ -n "${FIT_KEEP:-}" ]; then

@@ -172,6 +172,15 @@ check fit-no-backup-files test -z "$(find "$tmp/o-wiggle-same-as-exact" "$tmp/o-
 fitv half-present veth "$corpus/upstream-6.17.0" half-present
 has fit-half-present-names-missing "missing: backpressure-poll-wake (\"the peer's txq is woken in veth_poll()" "$fitout"
 
+# A candidate refused before the chosen one reads as tried, not as the
+# outcome: 6.8's mana in a tree labelled 5.15 (XDP on 5.15, as Azure
+# Linux's): 5.15's series tried, not chosen; 6.1's fits.
+mkdir -p "$tmp/xdp515"
+cp -a "$corpus/upstream-6.8.0/." "$tmp/xdp515/"
+sed -i 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 15/; s/^SUBLEVEL = .*/SUBLEVEL = 0/' "$tmp/xdp515/Makefile"
+fitv tried mana "$tmp/xdp515" fits
+has fit-tried-not-chosen "^  tried series 5.15, not chosen: its result breaks xdp-not-charged" "$fitout"
+lacks fit-tried-not-refused "^  refused:" "$fitout"
 # The rules catch mutations of a patched source (the veth audit; for mana,
 # the opt-in SQ doorbell batching): 6.18.35 with the 6.18 series, every
 # rule holds; then each mutation must break the rule it names.
