@@ -22,7 +22,8 @@
 #     before and after the change into SRC's file succeeds without
 #     conflict, else wiggle merges the hunks word by word without one (the
 #     hunks whose context moved are named);
-#   - does not fit: the hunk, its function and why.
+#   - does not fit: the hunk, its function and why; a file it edits that
+#     SRC lacks is absent, with what the change does there.
 # The candidate with the fewest changes that do not fit, then the fewest
 # adapted, then the nearest release is chosen, and its result must then
 # satisfy every rule of the changes it carries and the driver's required
@@ -193,9 +194,33 @@ changes() {
 	series_changes "$drv" "$1"
 }
 
+# absent_detail DIR PATCH F...: "absent: F, which this change edits (WHERE)"
+# for each F (of PATCH's files, not in DIR), and where the source has a file
+# of that name elsewhere (mana's headers beside its .c files, before 6.2),
+# that it is there.
+absent_detail() {
+	local dir=$1 pf=$2 f w o
+	shift 2
+	for f in "$@"; do
+		w=$(where_hunks "$pf" "$(hunks "$pf" | awk -v f="$f" '$1 == f { print $1, $2 }')" "$dir.ref" "$(ref_dir_of_patch "$pf")" |
+			sed 's/^hunk [0-9]*\( of [^ ]*\)\? (\(.*\))$/\2/' | awk '!seen[$0]++' | paste -sd, - | sed 's/,/, /g')
+		o=$(cd "$dir" && find . -name "$(basename "$f")" -type f -printf '%P\n' | head -1)
+		[ -z "$o" ] || o="; this source's $(basename "$f") is $o (another layout)"
+		printf 'absent: %s, which this change edits (%s)%s; ' "$f" "$w" "$o"
+	done
+}
+
+# ref_dir_of_patch PATCH: the reference files of the series PATCH is in (for
+# naming where its hunks are), or nothing.
+ref_dir_of_patch() {
+	local s
+	s=$(basename "$(dirname "$1")")
+	[ ! -f "$pd/$s/series" ] || ref_of "$s"
+}
+
 # try SERIES DIR: apply the candidate to a copy of SRC in DIR; outcomes in DIR.fit.
 try() {
-	local s=$1 dir=$2 ref p pf kind name claims held missing r f failed detail why how before after noref
+	local s=$1 dir=$2 ref p pf kind name claims held missing r f failed detail why how before after noref absent
 	rm -rf "$dir" "$dir.ref"
 	mkdir -p "$dir"
 	cp -a "$src/." "$dir/"
@@ -255,6 +280,14 @@ try() {
 				continue
 			fi
 		fi
+		# A file it changes is not in this source: not a conflict, a file
+		# to supply (what for: the hunks it would take).
+		absent=()
+		for f in $(files_of "$pf"); do [ -f "$dir/$f" ] || absent+=("$f"); done
+		if [ ${#absent[@]} -gt 0 ]; then
+			echo "patch $name nofit $(absent_detail "$dir" "$pf" "${absent[@]}" | sed 's/; $//')" >>"$dir.fit"
+			break
+		fi
 		if [[ " $mechs " == *" exact "* ]] &&
 			patch -d "$dir" -p1 -s -F0 -N --dry-run <"$pf" >/dev/null 2>&1; then
 			patch -d "$dir" -p1 -s -F0 -N --no-backup-if-mismatch <"$pf" >/dev/null
@@ -264,8 +297,7 @@ try() {
 		fi
 		# Which hunks do not apply as they are.
 		detail=$(patch -d "$dir" -p1 -F0 -N --dry-run <"$pf" 2>&1) || true
-		failed=$(awk '/^checking file / { f = $3 } /^Hunk #[0-9]+ FAILED/ { sub(/#/, "", $2); print f, $2 }
-			/No file to patch|can.t find file/ { print "MISSING" }' <<<"$detail")
+		failed=$(awk '/^checking file / { f = $3 } /^Hunk #[0-9]+ FAILED/ { sub(/#/, "", $2); print f, $2 }' <<<"$detail")
 		# Adapt it (scripts/adapt.sh): a 3-way merge needs the reference
 		# before this change, which is the reference with it undone.
 		how='' why='' before='' after='' noref=''
@@ -292,7 +324,7 @@ try() {
 			continue
 		fi
 		[ -n "$why" ] || why="no adapting mechanism (FIT_MECHS=$mechs)"
-		echo "patch $name nofit $(grep -qx MISSING <<<"$failed" && printf 'a file it changes is not in this source; ')$(where_hunks "$pf" "$failed" "$dir.ref.prev" "$dir.ref" "$work/pre" | sed 's/$/ does not apply; /' | tr -d '\n')$why" >>"$dir.fit"
+		echo "patch $name nofit $(where_hunks "$pf" "$failed" "$dir.ref.prev" "$dir.ref" "$work/pre" | sed 's/$/ does not apply; /' | tr -d '\n')$why" >>"$dir.fit"
 		# Later changes of this candidate build on this one: stop here.
 		break
 	done < <(changes "$s")

@@ -172,6 +172,15 @@ check fit-no-backup-files test -z "$(find "$tmp/o-wiggle-same-as-exact" "$tmp/o-
 fitv half-present veth "$corpus/upstream-6.17.0" half-present
 has fit-half-present-names-missing "missing: backpressure-poll-wake (\"the peer's txq is woken in veth_poll()" "$fitout"
 
+# Refusals a vendor can act on, on partial and vendor-like sources made
+# from the corpus.  A file a change edits that the source lacks is absent,
+# with what the change does there, not a merge conflict.
+mkdir -p "$tmp/nogdma"
+cp -a "$corpus/stable-5.15.167/." "$tmp/nogdma/"
+rm "$tmp/nogdma/drivers/net/ethernet/microsoft/mana/gdma_main.c"
+fitv absent mana "$tmp/nogdma" nofit
+has fit-absent-named "0002-net-mana-Use-the-correct-WQE-count-for-ringing-RQ-doorbell *does not fit: absent: drivers/net/ethernet/microsoft/mana/gdma_main.c, which this change edits (mana_gd_wq_ring_doorbell)" "$fitout"
+lacks fit-absent-not-a-conflict "not in this source\|conflict in drivers/net/ethernet/microsoft/mana/gdma_main.c" "$fitout"
 # A candidate refused before the chosen one reads as tried, not as the
 # outcome: 6.8's mana in a tree labelled 5.15 (XDP on 5.15, as Azure
 # Linux's): 5.15's series tried, not chosen; 6.1's fits.
