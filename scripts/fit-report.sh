@@ -43,7 +43,7 @@ for f in "$@"; do
 	echo "bqlkit fit: $drv on Linux $kv ($(sed -n 's/^source //p' "$f"))"
 	case $v in
 	fits | adapted) echo "  reference series $s$(sed -n 's/^reference \(.*\)/, written against \1/p' "$f")" ;;
-	*) echo "  closest series $s (outcomes below)" ;;
+	*) echo "  closest series $s ($(sed -n 's/^progress \([0-9]*\) [0-9]* [0-9]* \([0-9]*\)/\1 of its \2 changes got in; /p' "$f")outcomes below)" ;;
 	esac
 	while read -r _ name outcome rest; do
 		case $outcome in

@@ -366,6 +366,20 @@ elif [ -n "${FIT_SERIES:-}" ]; then
 else
 	for s in "$pd"/*/series; do cands+=("$(basename "$(dirname "$s")")"); done
 fi
+# progress FIT: "GOT PUT RULES" of a candidate's outcomes: how many of its
+# changes got in (applied, adapted, already present), how many of those it
+# put in (applied, adapted), and how many rules those establish.
+progress() {
+	local got=0 put=0 nr=0 name outcome
+	while read -r _ name outcome _; do
+		got=$((got + 1))
+		[ "$outcome" != present ] || continue
+		put=$((put + 1))
+		nr=$((nr + $(claims_of "$drv" "$name.patch" | wc -l)))
+	done < <(grep '^patch [^ ]* \(applied\|adapted\|present\)' "$1")
+	echo "$got $put $nr"
+}
+
 # result_bad DIR FIT FACTS: "RULE CHANGE" for each rule of a change in FIT
 # that does not hold on DIR, "RULE required" for each required one; 1 when
 # spatch cannot read DIR (its error in FACTS.err).
@@ -399,7 +413,7 @@ refusal() {
 
 ranked=()
 for s in "${cands[@]}"; do
-	grep -qv '^#' "$pd/$s/series" 2>/dev/null || { ranked+=("0 0 0 $(distance "$s") $s"); mkdir -p "$work/c-$s" "$work/c-$s.changes"; cp -a "$src/." "$work/c-$s/"; echo "series $s" >"$work/c-$s.fit"; continue; }
+	grep -qv '^#' "$pd/$s/series" 2>/dev/null || { ranked+=("0 0 0 0 0 $(distance "$s") $s"); mkdir -p "$work/c-$s" "$work/c-$s.changes"; cp -a "$src/." "$work/c-$s/"; echo "series $s" >"$work/c-$s.fit"; continue; }
 	try "$s" "$work/c-$s"
 	nofit=$(grep -c '^patch [^ ]* \(nofit\|half-present\)' "$work/c-$s.fit" || true)
 	total=$(changes "$s" | wc -l)
@@ -407,18 +421,26 @@ for s in "${cands[@]}"; do
 	nofit=$((nofit + total - done_))
 	adapted=$(grep -c '^patch [^ ]* adapted' "$work/c-$s.fit" || true)
 	present=$(grep -c '^patch [^ ]* present' "$work/c-$s.fit" || true)
-	# Candidates that do not fit: the one that got furthest is the closest.
-	[ "$nofit" -eq 0 ] || { adapted=0 present=0; }
-	ranked+=("$nofit $adapted $present $(distance "$s") $s")
+	read -r _ put nrules < <(progress "$work/c-$s.fit")
+	# Candidates that fit: the fewest adapted, then the nearest release.
+	# Those that do not: the one that got furthest is the closest (the
+	# most rules established by the changes it put in, then the most
+	# changes put in, then the nearest release).  (A change already
+	# present does not count: it is there for every series alike, and an
+	# upstream fix in every later source, 151e887d8ff9, would otherwise
+	# favour whichever series carries it.)
+	if [ "$nofit" -eq 0 ]; then put=0 nrules=0; else adapted=0 present=0; fi
+	ranked+=("$nofit $adapted $present $put $nrules $(distance "$s") $s")
 done
-mapfile -t ranked < <(printf '%s\n' "${ranked[@]}" | awk '{ print ($1 > 0), $0 }' | sort -k1,1n -k3,3n -k5,5g | cut -d' ' -f2-)
+mapfile -t ranked < <(printf '%s\n' "${ranked[@]}" | awk '{ print ($1 > 0), $0 }' |
+	sort -k1,1n -k3,3n -k6,6nr -k5,5nr -k7,7g | cut -d' ' -f2-)
 
 # Verify candidates in rank order; the first whose result holds wins.
 chosen=
 unchecked=
 refused=()
 for line in "${ranked[@]}"; do
-	read -r nofit _ _ _ s <<<"$line"
+	read -r nofit _ _ _ _ _ s <<<"$line"
 	[ "$nofit" -eq 0 ] || break
 	if ! bad=$(result_bad "$work/c-$s" "$work/c-$s.fit" "$work/facts-$s"); then
 		cat "$work/facts-$s.err" >&2
@@ -461,6 +483,7 @@ else
 		fi
 	done
 	[ -z "$best" ] || cat "$work/c-$best.fit" >>"$out.fit"
+	echo "progress $(progress "$work/c-$best.fit") $(changes "$best" | wc -l)" >>"$out.fit"
 	if grep -q '^patch [^ ]* half-present' "$out.fit"; then
 		echo "verdict half-present" >>"$out.fit"
 	elif [ ${#refused[@]} -gt 0 ]; then

@@ -181,6 +181,17 @@ rm "$tmp/nogdma/drivers/net/ethernet/microsoft/mana/gdma_main.c"
 fitv absent mana "$tmp/nogdma" nofit
 has fit-absent-named "0002-net-mana-Use-the-correct-WQE-count-for-ringing-RQ-doorbell *does not fit: absent: drivers/net/ethernet/microsoft/mana/gdma_main.c, which this change edits (mana_gd_wq_ring_doorbell)" "$fitout"
 lacks fit-absent-not-a-conflict "not in this source\|conflict in drivers/net/ethernet/microsoft/mana/gdma_main.c" "$fitout"
+# The closest series is the one that got furthest, not the nearest
+# release: a veth labelled 5.14 (as CentOS Stream 9's) with 6.8's code and
+# a vendor's edit where BQL goes: 5.15's series (the nearest) stops at the
+# backpressure change, 6.6's gets it in.
+mkdir -p "$tmp/c9/drivers/net"
+sed 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 14/; s/^SUBLEVEL = .*/SUBLEVEL = 0/' "$corpus/upstream-6.8.0/Makefile" >"$tmp/c9/Makefile"
+sed 's/^\tdone = veth_xdp_rcv(rq, budget, &bq, &stats);/\tdone = veth_xdp_rcv(rq, budget, \&bq, \&stats, peer_txq);/' \
+	"$corpus/upstream-6.8.0/drivers/net/veth.c" >"$tmp/c9/drivers/net/veth.c"
+fitv closest veth "$tmp/c9" nofit
+has fit-closest-furthest "closest series 6.6 (1 of its 5 changes got in" "$fitout"
+check fit-closest-recorded grep -qx 'series 6.6' "$tmp/o-closest.fit"
 # A candidate refused before the chosen one reads as tried, not as the
 # outcome: 6.8's mana in a tree labelled 5.15 (XDP on 5.15, as Azure
 # Linux's): 5.15's series tried, not chosen; 6.1's fits.
