@@ -28,6 +28,8 @@
 # adapted, then the nearest release is chosen, and its result must then
 # satisfy every rule of the changes it carries and the driver's required
 # BQL invariants (else it is refused: what would be wrong, and the fix).
+# Where nothing fits, the closest is the one that got furthest, and what
+# files SRC lacks would unlock is said (tried with the reference's copies).
 # Environment: BQLKIT_SRCVER=X.Y.Z (SRC's release, where SRC has no top
 # Makefile; make fit SRCVER=),
 # FIT_SERIES=<X.Y> (only that candidate), FIT_MECHS (default
@@ -168,13 +170,13 @@ where_hunks() {
 		END { for (i = 1; i <= n; i++) if (i in out) print out[i] }'
 }
 
-# facts of the source as imported: "already present" is decided on them
-# (read once, when a candidate needs them).
+# facts0 SRC FACTS: the facts of a source as imported: "already present"
+# is decided on them (read once, when a candidate needs them).
 facts0() {
-	[ ! -f "$work/facts0.done" ] || return 0
-	[ ! -f "$work/facts0.err" ] || return 1
-	rules_facts "$drv" "$src" "$work/facts0" 2>"$work/facts0.err" || return 1
-	: >"$work/facts0.done"
+	[ ! -f "$2.done" ] || return 0
+	[ ! -f "$2.err" ] || return 1
+	rules_facts "$drv" "$1" "$2" 2>"$2.err" || return 1
+	: >"$2.done"
 }
 holds() { rules_eval "$drv" "$1" "$2" >/dev/null 2>&1; }
 
@@ -218,12 +220,14 @@ ref_dir_of_patch() {
 	[ ! -f "$pd/$s/series" ] || ref_of "$s"
 }
 
-# try SERIES DIR: apply the candidate to a copy of SRC in DIR; outcomes in DIR.fit.
+# try SERIES DIR [SRC]: apply the candidate to a copy of SRC (default: the
+# source fitted) in DIR; outcomes in DIR.fit.
 try() {
-	local s=$1 dir=$2 ref p pf kind name claims held missing r f failed detail why how before after noref absent
+	local s=$1 dir=$2 tsrc=${3:-$src} f0=$work/facts0 ref p pf kind name claims held missing r f failed detail why how before after noref absent
+	[ "$tsrc" = "$src" ] || f0=$work/facts0-$(basename "$dir")
 	rm -rf "$dir" "$dir.ref"
 	mkdir -p "$dir"
-	cp -a "$src/." "$dir/"
+	cp -a "$tsrc/." "$dir/"
 	ref=$(ref_of "$s")
 	if [ -n "$ref" ]; then
 		mkdir -p "$dir.ref"
@@ -257,8 +261,8 @@ try() {
 		# the source already, or its hunks would not apply.  What it
 		# requires is looked for in any case.)
 		if [ -z "$exact_own" ] || [ "$kind" = REQ ]; then
-			if ! facts0; then
-				[ -n "$exact_own" ] || die "$drv: cannot read what $src establishes (spatch): $(tail -1 "$work/facts0.err")"
+			if ! facts0 "$tsrc" "$f0"; then
+				[ -n "$exact_own" ] || die "$drv: cannot read what $src establishes (spatch): $(tail -1 "$f0.err")"
 				# Where spatch cannot run (Debian 11's coccinelle) the
 				# release's own series, applying exactly, stands for
 				# what it requires: its hunks' context is the required
@@ -269,7 +273,7 @@ try() {
 			mapfile -t claims < <(claims_of "$drv" "$pf")
 			held=() missing=()
 			for r in "${claims[@]}"; do
-				if holds "$work/facts0" "$r"; then held+=("$r"); else missing+=("$r"); fi
+				if holds "$f0" "$r"; then held+=("$r"); else missing+=("$r"); fi
 			done
 			if [ ${#claims[@]} -gt 0 ] && [ ${#missing[@]} -eq 0 ]; then
 				echo "patch $name present ${claims[*]}" >>"$dir.fit"
@@ -456,6 +460,60 @@ for line in "${ranked[@]}"; do
 	refused+=("$(refusal "$s" "$bad")")
 done
 
+# Nothing fits: what would files the source lacks unlock?  Each candidate
+# that stopped at a file absent here is tried again on the source with its
+# series' reference copies of every file its changes edit that the source
+# lacks (a hint: this source's own copies may differ).  Per set of files,
+# the two closest such candidates at most (each try costs seconds), and of
+# them the one that gets furthest: fits, else refused, else the most
+# changes in, if more than without them.
+hints=()
+if [ -z "$chosen" ]; then
+	declare -A hint_score=() hint_text=() hint_tries=()
+	for line in "${ranked[@]}"; do
+		s=${line##* }
+		grep -q '^patch [^ ]* nofit absent: ' "$work/c-$s.fit" 2>/dev/null || continue
+		ref=$(ref_of "$s")
+		[ -n "$ref" ] || continue
+		mapfile -t lack < <(changes "$s" | while read -r _ p; do files_of "$pd/$p"; done | awk '!seen[$0]++' |
+			while read -r f; do [ -f "$src/$f" ] || echo "$f"; done)
+		key="${lack[*]}"
+		[ "${hint_score[$key]:-0}" -lt 3000 ] && [ "${hint_tries[$key]:-0}" -lt 2 ] || continue
+		hint_tries[$key]=$((${hint_tries[$key]:-0} + 1))
+		h=$work/h-$s
+		rm -rf "$h.src"
+		cp -a "$src" "$h.src"
+		for f in "${lack[@]}"; do
+			[ -f "$ref/$f" ] || continue 2
+			mkdir -p "$h.src/$(dirname "$f")"
+			cp "$ref/$f" "$h.src/$f"
+		done
+		try "$s" "$h" "$h.src"
+		read -r got _ < <(progress "$h.fit")
+		total=$(changes "$s" | wc -l)
+		files=$(printf '%s\n' "${lack[@]}" | sed '$!s/$/,/' | paste -sd' ' - | sed 's/,\([^,]*\)$/ and\1/')
+		with="with $(ref_name "$s")'s cop$([ ${#lack[@]} -eq 1 ] && echo y || echo ies)"
+		if [ "$got" -eq "$total" ] && bad=$(result_bad "$h" "$h.fit" "$h.facts"); then
+			if [ -z "$bad" ]; then
+				score=3000 text="series $s would fit given $files (absent here): $with it does, every rule holding; supply this source's own and run make fit again"
+			else
+				score=2000 text="given $files (absent here), series $s gets every change in ($with), but $(refusal "$s" "$bad" | sed 's/^series [^ ]*: //')"
+			fi
+		else
+			read -r got0 _ < <(progress "$work/c-$s.fit")
+			[ "$got" -gt "$got0" ] || continue
+			score=$((1000 + got)) text="given $files (absent here), series $s gets $got of its $total changes in ($with), then $(grep -m1 '^patch [^ ]* \(nofit\|half-present\)' "$h.fit" | cut -d' ' -f2) does not fit"
+		fi
+		if [ "$score" -gt "${hint_score[$key]:-0}" ]; then
+			hint_score[$key]=$score
+			hint_text[$key]=$text
+		fi
+	done
+	while IFS= read -r key; do
+		[ -z "$key" ] || hints+=("${hint_text[$key]}")
+	done < <(printf '%s\n' "${!hint_score[@]}" | sort)
+fi
+
 rm -rf "$out" "$out.fit" "$out.changes"
 mkdir -p "$(dirname "$out")"
 {
@@ -495,6 +553,7 @@ fi
 # Candidates tried and refused before the chosen one (or after the first,
 # which the verdict names).
 for r in "${refused[@]}"; do echo "refused $r" >>"$out.fit"; done
+for r in "${hints[@]}"; do echo "hint $r" >>"$out.fit"; done
 # FIT_KEEP=DIR: keep every candidate's outcomes (scripts/measure-fit.sh).
 if [ -n "${FIT_KEEP:-}" ]; then
 	mkdir -p "$FIT_KEEP"

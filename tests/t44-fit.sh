@@ -129,6 +129,10 @@ has fit-ubuntu-azure-xdp-charged-refused "verdict: mana DOES NOT FIT: series 5.1
 # (rules/mana.rules "broken"), not rule names alone.
 has fit-refused-says-fix "xdp-not-charged (of 0003-net-mana-add-BQL-support): .*; fix: a series that sends XDP frames uncharged" "$fitout"
 lacks fit-refused-not-names-only "required: xdp-not-charged" "$fitout"
+# Which files would unlock more: the XDP-aware series need mana_bpf.c,
+# which the fixture lacks.
+has fit-ubuntu-azure-names-file "with files this source lacks: given drivers/net/ethernet/microsoft/mana/mana_bpf.c (absent here), series 6.1 gets 1 of its 2 changes in" "$fitout"
+
 
 # already present: Debian 6.1 with the kit's backpressure already in it
 # (as a vendor that took the upstream change would have): 0001 skipped.
@@ -174,13 +178,22 @@ has fit-half-present-names-missing "missing: backpressure-poll-wake (\"the peer'
 
 # Refusals a vendor can act on, on partial and vendor-like sources made
 # from the corpus.  A file a change edits that the source lacks is absent,
-# with what the change does there, not a merge conflict.
+# with what the change does there, not a merge conflict; and what
+# supplying it would do (tried with the series' reference copy).
 mkdir -p "$tmp/nogdma"
 cp -a "$corpus/stable-5.15.167/." "$tmp/nogdma/"
 rm "$tmp/nogdma/drivers/net/ethernet/microsoft/mana/gdma_main.c"
 fitv absent mana "$tmp/nogdma" nofit
 has fit-absent-named "0002-net-mana-Use-the-correct-WQE-count-for-ringing-RQ-doorbell *does not fit: absent: drivers/net/ethernet/microsoft/mana/gdma_main.c, which this change edits (mana_gd_wq_ring_doorbell)" "$fitout"
 lacks fit-absent-not-a-conflict "not in this source\|conflict in drivers/net/ethernet/microsoft/mana/gdma_main.c" "$fitout"
+has fit-absent-would-fit "series 5.15 would fit given drivers/net/ethernet/microsoft/mana/gdma_main.c (absent here)" "$fitout"
+# 6.8's mana without mana_bpf.c and include/net/mana/mana.h: 5.15's series
+# is refused (it would charge XDP frames); the XDP-aware ones need both.
+mkdir -p "$tmp/nobpf"
+cp -a "$corpus/upstream-6.8.0/." "$tmp/nobpf/"
+rm "$tmp/nobpf/drivers/net/ethernet/microsoft/mana/mana_bpf.c" "$tmp/nobpf/include/net/mana/mana.h"
+fitv unlock mana "$tmp/nobpf" refused
+has fit-unlock-names-files "series 6.12 would fit given drivers/net/ethernet/microsoft/mana/mana_bpf.c and include/net/mana/mana.h (absent here)" "$fitout"
 # The closest series is the one that got furthest, not the nearest
 # release: a veth labelled 5.14 (as CentOS Stream 9's) with 6.8's code and
 # a vendor's edit where BQL goes: 5.15's series (the nearest) stops at the
