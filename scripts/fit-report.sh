@@ -74,6 +74,7 @@ for f in "$@"; do
 	# verdict names, were tried: only the verdict is the outcome.)
 	grep '^refused ' "$f" | if [ "${v%% *}" = refused ]; then sed 1d; else cat; fi |
 		sed 's/^refused series \([^ :]*\): /  tried series \1, not chosen: /' || true
+	grep '^note ' "$f" | sed 's/^note /  note: /' || true
 	grep '^hint ' "$f" | sed 's/^hint /  with files this source lacks: /' || true
 	grep '^unchecked ' "$f" | sed 's/^unchecked /  note: the series of this release applied exactly; /' || true
 	case $v in

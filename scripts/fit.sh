@@ -49,6 +49,13 @@ mechs=${FIT_MECHS:-exact merge3 wiggle}
 pd=$BQLKIT_TOP/patches/$drv
 [ -d "$pd" ] || die "the kit has no driver '$drv'"
 kv=$(source_version "$src") || exit 1
+# A release older than the driver (driver.conf SINCE=): these files are a
+# vendor's backport or not that tree's.  Said plainly; the fit goes by
+# their content as for any other source.
+since=$(sed -n 's/^SINCE=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf" 2>/dev/null)
+note=
+[ -z "$since" ] || version_ge "$kv" "$since" ||
+	note="Linux $kv has no $drv (it came upstream in $since): these $drv files are a backport or not from that tree; fitted by their content alone (make fit KDIR=<that kernel's tree> proves they build there)"
 work=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-fit.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -519,6 +526,7 @@ mkdir -p "$(dirname "$out")"
 {
 	printf 'kernel %s\nsource %s\ndriver %s\n' "$kv" "$src" "$drv"
 	printf 'candidates %s\n' "$(printf '%s; ' "${ranked[@]}" | sed 's/; $//')"
+	[ -z "$note" ] || echo "note $note"
 } >"$out.fit"
 if [ -n "$chosen" ]; then
 	cp -a "$work/c-$chosen" "$out"

@@ -214,6 +214,14 @@ sed -i 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 15/; s/^SU
 fitv tried mana "$tmp/xdp515" fits
 has fit-tried-not-chosen "^  tried series 5.15, not chosen: its result breaks xdp-not-charged" "$fitout"
 lacks fit-tried-not-refused "^  refused:" "$fitout"
+# A release older than the driver (a Makefile saying 5.3.18; mana came in
+# 5.13) is said, not passed over.
+mkdir -p "$tmp/k53"
+cp -a "$corpus/stable-5.15.167/." "$tmp/k53/"
+sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 3/; s/^SUBLEVEL = .*/SUBLEVEL = 18/' "$tmp/k53/Makefile"
+fitv older mana "$tmp/k53" fits
+has fit-older-release-said "note: Linux 5.3.18 has no mana (it came upstream in 5.13): these mana files are a backport or not from that tree" "$fitout"
+
 # The rules catch mutations of a patched source (the veth audit; for mana,
 # the opt-in SQ doorbell batching): 6.18.35 with the 6.18 series, every
 # rule holds; then each mutation must break the rule it names.
