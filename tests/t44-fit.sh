@@ -133,7 +133,6 @@ lacks fit-refused-not-names-only "required: xdp-not-charged" "$fitout"
 # which the fixture lacks.
 has fit-ubuntu-azure-names-file "with files this source lacks: given drivers/net/ethernet/microsoft/mana/mana_bpf.c (absent here), series 6.1 gets 1 of its 2 changes in" "$fitout"
 
-
 # already present: Debian 6.1 with the kit's backpressure already in it
 # (as a vendor that took the upstream change would have): 0001 skipped.
 mkdir -p "$tmp/bp61"
@@ -221,6 +220,37 @@ cp -a "$corpus/stable-5.15.167/." "$tmp/k53/"
 sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 3/; s/^SUBLEVEL = .*/SUBLEVEL = 18/' "$tmp/k53/Makefile"
 fitv older mana "$tmp/k53" fits
 has fit-older-release-said "note: Linux 5.3.18 has no mana (it came upstream in 5.13): these mana files are a backport or not from that tree" "$fitout"
+
+# make import of a partial clone (git clone --filter=blob:none, often with
+# a sparse checkout) whose remote cannot be reached, or is gone: git has
+# the tree but not every file's object.  With the files the kit imports all
+# here it imports them, quietly (not git's "error: invalid object" of other
+# files, nor a failure fetching them); with one of them missing it fails,
+# naming the fix (not "mvneta is not in Linux").
+# (The clone fetches the blobs of the top Makefile and veth.c only.)
+g=$tmp/partial
+mkdir -p "$g/up"
+cp -a "$corpus/stable-5.15.167/." "$g/up/"
+if git -C "$g/up" init -q && git -C "$g/up" add -A &&
+	git -C "$g/up" -c user.name=t -c user.email=t@t commit -qm kernel &&
+	git -C "$g/up" config uploadpack.allowFilter true &&
+	git clone -q --no-checkout --filter=blob:none "file://$g/up" "$g/clone" &&
+	git -C "$g/clone" cat-file -p HEAD:Makefile >/dev/null &&
+	git -C "$g/clone" cat-file -p HEAD:drivers/net/veth.c >/dev/null; then
+	for how in unreachable gone; do
+		if [ $how = unreachable ]; then git -C "$g/clone" remote set-url origin "$g/gone"; else git -C "$g/clone" remote remove origin; fi
+		out=$(BQLKIT_DRIVERS=veth BQLKIT_BASES=$tmp/pbases "$BQLKIT_TOP/scripts/import-source.sh" "$g/clone" 2>&1) && rc=0 || rc=$?
+		check "import-partial-$how-imports" test "$rc" -eq 0
+		has "import-partial-$how-says-what" "imported base 5.15: Linux 5.15.167, 2 files" "$out"
+		lacks "import-partial-$how-quiet" "error\|fatal" "$out"
+	done
+	out=$(BQLKIT_BASES=$tmp/pbases "$BQLKIT_TOP/scripts/import-source.sh" "$g/clone" 2>&1) && rc=0 || rc=$?
+	check import-partial-missing-fails test "$rc" -ne 0
+	has import-partial-missing-says-fix "lacks the git objects of [0-9]* file(s) the kit imports .*: give a full clone, a kernel tree or a tarball" "$out"
+	lacks import-partial-missing-not-absent "is not in Linux" "$out"
+else
+	fail import-partial "could not make a partial clone of a corpus kernel with git $(git --version)"
+fi
 
 # The rules catch mutations of a patched source (the veth audit; for mana,
 # the opt-in SQ doorbell batching): 6.18.35 with the 6.18 series, every
