@@ -43,7 +43,7 @@ for f in "$@"; do
 	echo "bqlkit fit: $drv on Linux $kv ($(sed -n 's/^source //p' "$f"))"
 	case $v in
 	fits | adapted) echo "  reference series $s$(sed -n 's/^reference \(.*\)/, written against \1/p' "$f")" ;;
-	*) echo "  closest series $s (outcomes below)" ;;
+	*) echo "  closest series $s ($(sed -n 's/^progress \([0-9]*\) [0-9]* [0-9]* \([0-9]*\)/\1 of its \2 changes got in; /p' "$f")outcomes below)" ;;
 	esac
 	while read -r _ name outcome rest; do
 		case $outcome in
@@ -70,7 +70,12 @@ for f in "$@"; do
 		esac
 		printf '  %-58s %s\n' "$name" "$msg"
 	done < <(grep '^patch ' "$f")
-	grep '^refused ' "$f" | sed 's/^refused /  refused: /' || true
+	# (Candidates refused before the chosen one, or after the one the
+	# verdict names, were tried: only the verdict is the outcome.)
+	grep '^refused ' "$f" | if [ "${v%% *}" = refused ]; then sed 1d; else cat; fi |
+		sed 's/^refused series \([^ :]*\): /  tried series \1, not chosen: /' || true
+	grep '^note ' "$f" | sed 's/^note /  note: /' || true
+	grep '^hint ' "$f" | sed 's/^hint /  with files this source lacks: /' || true
 	grep '^unchecked ' "$f" | sed 's/^unchecked /  note: the series of this release applied exactly; /' || true
 	case $v in
 	fits)

@@ -64,7 +64,7 @@ for drv in $BQLKIT_DRIVERS; do
 	fi
 	v=$(sed -n 's/^verdict //p' "$tmp/out/$drv.fit")
 	[ "$frc" -eq 0 ] || rc=1
-	verdicts+=("$drv: $( [ "$frc" -eq 0 ] && echo "fits (${v})" || echo "does not fit (${v%% *})") with series $(sed -n 's/^series //p' "$tmp/out/$drv.fit")")
+	verdicts+=("$drv: $( [ "$frc" -eq 0 ] && echo "fits (${v}) with" || echo "does not fit (${v%% *}); closest:") series $(sed -n 's/^series //p' "$tmp/out/$drv.fit")$(sed -n 's/^note \(Linux [^ ]* has no [^ ]* ([^)]*)\).*/; \1: see the note above/p' "$tmp/out/$drv.fit")")
 done
 if [ -n "$kdir" ] && [ "$rc" -eq 0 ]; then
 	label=fit-$kv

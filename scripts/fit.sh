@@ -22,11 +22,14 @@
 #     before and after the change into SRC's file succeeds without
 #     conflict, else wiggle merges the hunks word by word without one (the
 #     hunks whose context moved are named);
-#   - does not fit: the hunk, its function and why.
+#   - does not fit: the hunk, its function and why; a file it edits that
+#     SRC lacks is absent, with what the change does there.
 # The candidate with the fewest changes that do not fit, then the fewest
 # adapted, then the nearest release is chosen, and its result must then
 # satisfy every rule of the changes it carries and the driver's required
-# BQL invariants (else it is refused).
+# BQL invariants (else it is refused: what would be wrong, and the fix).
+# Where nothing fits, the closest is the one that got furthest, and what
+# files SRC lacks would unlock is said (tried with the reference's copies).
 # Environment: BQLKIT_SRCVER=X.Y.Z (SRC's release, where SRC has no top
 # Makefile; make fit SRCVER=),
 # FIT_SERIES=<X.Y> (only that candidate), FIT_MECHS (default
@@ -46,6 +49,13 @@ mechs=${FIT_MECHS:-exact merge3 wiggle}
 pd=$BQLKIT_TOP/patches/$drv
 [ -d "$pd" ] || die "the kit has no driver '$drv'"
 kv=$(source_version "$src") || exit 1
+# A release older than the driver (driver.conf SINCE=): these files are a
+# vendor's backport or not that tree's.  Said plainly; the fit goes by
+# their content as for any other source.
+since=$(sed -n 's/^SINCE=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf" 2>/dev/null)
+note=
+[ -z "$since" ] || version_ge "$kv" "$since" ||
+	note="Linux $kv has no $drv (it came upstream in $since): these $drv files are a backport or not from that tree; fitted by their content alone (make fit KDIR=<that kernel's tree> proves they build there)"
 work=$(mktemp -d "${TMPDIR:-/tmp}/bqlkit-fit.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -62,20 +72,118 @@ ref_name() {
 	sed -n 's/^REFERENCE=//p' "$pd/$1/base.conf" 2>/dev/null
 }
 
-# hunks PATCH: "FILE N FUNCTION" for every hunk (N counts per file, as patch(1) does).
+# hunks PATCH [DIR...]: "FILE N WHERE" for every hunk (N counts per file,
+# as patch(1) does).  WHERE is the function (struct, initialised variable)
+# the hunk's first change is in, "after F" where that comes after F's end,
+# "top of FILE" before any.  The hunk's header names the last line above it
+# that starts a line with a letter, cut at 40 characters: a label ("out:")
+# or a cut name ("mana_features_c") is resolved in the file itself, the
+# first of DIR/FILE there is.
 hunks() {
-	awk '/^\+\+\+ b\// { f = substr($2, 3); n = 0; next }
-		/^@@ / { n++; fn = $0; sub(/^@@[^@]*@@ ?/, "", fn); sub(/\(.*/, "", fn)
-			k = split(fn, w, /[^A-Za-z0-9_]+/); fn = w[k]; if (fn == "") { fn = f; sub(/.*\//, "", fn) } print f, n, fn }' "$1"
+	local pf=$1
+	shift
+	awk -v dirs="$(printf '%s\n' "$@")" '
+		# defname L: what a line at column 0 begins the definition of, or "".
+		function defname(l,   w, n) {
+			if (l !~ /^[A-Za-z_]/ || l ~ /^[A-Za-z_][A-Za-z0-9_]*:/ || l ~ /;[ \t]*$/) return ""
+			if (l !~ /=/ && match(l, /(struct|union|enum)[ \t]+[A-Za-z0-9_]+[ \t]*\{/)) {
+				l = substr(l, RSTART, RLENGTH); sub(/[ \t]*\{$/, "", l); gsub(/[ \t]+/, " ", l); return l
+			}
+			if (l ~ /=/ && l !~ /\(/) { sub(/[ \t]*(\[[^]]*\])*[ \t]*=.*/, "", l); n = split(l, w, /[^A-Za-z0-9_]+/); return w[n] }
+			if (l !~ /\(/) return ""
+			sub(/\(.*/, "", l); n = split(l, w, /[^A-Za-z0-9_]+/)
+			return w[n] ~ /^(if|for|while|switch|return|sizeof)$/ ? "" : w[n]
+		}
+		# load F: the lines of F in the first directory that has it (nl[F] lines).
+		function load(f,   i, d, line, k) {
+			if (f in nl) return
+			nl[f] = 0
+			for (i = 1; i <= nd; i++) {
+				if (dir[i] == "") continue
+				k = 0
+				while ((getline line < (dir[i] "/" f)) > 0) fl[f, ++k] = line
+				close(dir[i] "/" f)
+				if (k > 0) { nl[f] = k; return }
+			}
+		}
+		# complete F PREFIX: the first name F defines that starts with PREFIX.
+		function complete(f, p,   i, d) {
+			load(f)
+			for (i = 1; i <= nl[f]; i++) { d = defname(fl[f, i]); if (d != "" && index(d, p) == 1) return d }
+			return p "..."
+		}
+		# labelled F LABEL: the function of F with LABEL whose body after it
+		# holds the hunk'"'"'s leading old lines (ctx[1..nc]), else the first with it.
+		function labelled(f, lab,   i, j, cur, d, first, ok) {
+			load(f); cur = ""; first = ""
+			for (i = 1; i <= nl[f]; i++) {
+				d = defname(fl[f, i]); if (d != "" && fl[f, i] ~ /\(/) cur = d
+				if (index(fl[f, i], lab ":") != 1 || cur == "") continue
+				if (first == "") first = cur
+				for (j = i + 1; j <= nl[f] && fl[f, j] !~ /^[A-Za-z_}]/; j++) {
+					ok = 1
+					for (k = 1; k <= nc && ok; k++) if (fl[f, j + k - 1] != ctx[k]) ok = 0
+					if (ok && nc > 0) return cur
+				}
+			}
+			return first != "" ? first : "label " lab ":"
+		}
+		function emit(   w) {
+			if (!inhunk) return
+			if (hdr ~ /^[A-Za-z_][A-Za-z0-9_]*:/) { sub(/:.*/, "", hdr); fn = labelled(file, hdr) }
+			w = fn == "" ? "top of " base : (after ? "after " fn : fn)
+			print file, n, w
+			inhunk = 0
+		}
+		BEGIN { nd = split(dirs, dir, "\n") }
+		/^\+\+\+ b\// { emit(); file = substr($2, 3); base = file; sub(/.*\//, "", base); n = 0; next }
+		/^--- / && !inhunk { next }
+		/^@@ / {
+			emit()
+			n++; inhunk = 1; changed = 0; after = 0; nc = 0
+			hdr = $0; sub(/^@@[^@]*@@ ?/, "", hdr)
+			fn = defname(hdr)
+			if (fn == "" && hdr !~ /^[A-Za-z_][A-Za-z0-9_]*:/ && hdr != "") {
+				if (length(hdr) >= 40) { k = split(hdr, w, /[^A-Za-z0-9_]+/); fn = complete(file, w[k]) } else fn = hdr
+			}
+			next
+		}
+		inhunk && !changed && /^ / {
+			t = substr($0, 2); ctx[++nc] = t
+			d = defname(t); if (d != "") { fn = d; after = 0; hdr = "" } else if (t ~ /^}/) after = 1
+			next
+		}
+		inhunk && !changed && /^[-+]/ {
+			changed = 1
+			if (/^-/) { d = defname(substr($0, 2)); if (d != "") { fn = d; after = 0; hdr = "" } }
+			next
+		}
+		/^(diff|index) / { emit() }
+		END { emit() }' "$pf"
 }
 
-# facts of the source as imported: "already present" is decided on them
-# (read once, when a candidate needs them).
+# where_hunks PATCH FAILED DIR...: for each "FILE N" line of FAILED, one
+# line "hunk N (WHERE)", "hunk N of FILE (WHERE)" where PATCH changes
+# several files (hunks PATCH DIR...).
+where_hunks() {
+	local pf=$1 failed=$2 multi=
+	shift 2
+	[ "$(files_of "$pf" | wc -l)" -le 1 ] || multi=1
+	hunks "$pf" "$@" | awk -v failed="$failed" -v multi="$multi" '
+		BEGIN { n = split(failed, l, "\n"); for (i = 1; i <= n; i++) if (l[i] != "") want[l[i]] = i }
+		{ k = $1 " " $2; if (!(k in want)) next
+			w = $0; sub(/^[^ ]* [^ ]* /, "", w); f = $1; sub(/.*\//, "", f)
+			out[want[k]] = "hunk " $2 (multi ? " of " f : "") " (" w ")" }
+		END { for (i = 1; i <= n; i++) if (i in out) print out[i] }'
+}
+
+# facts0 SRC FACTS: the facts of a source as imported: "already present"
+# is decided on them (read once, when a candidate needs them).
 facts0() {
-	[ ! -f "$work/facts0.done" ] || return 0
-	[ ! -f "$work/facts0.err" ] || return 1
-	rules_facts "$drv" "$src" "$work/facts0" 2>"$work/facts0.err" || return 1
-	: >"$work/facts0.done"
+	[ ! -f "$2.done" ] || return 0
+	[ ! -f "$2.err" ] || return 1
+	rules_facts "$drv" "$1" "$2" 2>"$2.err" || return 1
+	: >"$2.done"
 }
 holds() { rules_eval "$drv" "$1" "$2" >/dev/null 2>&1; }
 
@@ -95,12 +203,38 @@ changes() {
 	series_changes "$drv" "$1"
 }
 
-# try SERIES DIR: apply the candidate to a copy of SRC in DIR; outcomes in DIR.fit.
+# absent_detail DIR PATCH F...: "absent: F, which this change edits (WHERE)"
+# for each F (of PATCH's files, not in DIR), and where the source has a file
+# of that name elsewhere (mana's headers beside its .c files, before 6.2),
+# that it is there.
+absent_detail() {
+	local dir=$1 pf=$2 f w o
+	shift 2
+	for f in "$@"; do
+		w=$(where_hunks "$pf" "$(hunks "$pf" | awk -v f="$f" '$1 == f { print $1, $2 }')" "$dir.ref" "$(ref_dir_of_patch "$pf")" |
+			sed 's/^hunk [0-9]*\( of [^ ]*\)\? (\(.*\))$/\2/' | awk '!seen[$0]++' | paste -sd, - | sed 's/,/, /g')
+		o=$(cd "$dir" && find . -name "$(basename "$f")" -type f -printf '%P\n' | head -1)
+		[ -z "$o" ] || o="; this source's $(basename "$f") is $o (another layout)"
+		printf 'absent: %s, which this change edits (%s)%s; ' "$f" "$w" "$o"
+	done
+}
+
+# ref_dir_of_patch PATCH: the reference files of the series PATCH is in (for
+# naming where its hunks are), or nothing.
+ref_dir_of_patch() {
+	local s
+	s=$(basename "$(dirname "$1")")
+	[ ! -f "$pd/$s/series" ] || ref_of "$s"
+}
+
+# try SERIES DIR [SRC]: apply the candidate to a copy of SRC (default: the
+# source fitted) in DIR; outcomes in DIR.fit.
 try() {
-	local s=$1 dir=$2 ref p pf kind name claims held missing r f failed detail fn why how before after noref
+	local s=$1 dir=$2 tsrc=${3:-$src} f0=$work/facts0 ref p pf kind name claims held missing r f failed detail why how before after noref absent
+	[ "$tsrc" = "$src" ] || f0=$work/facts0-$(basename "$dir")
 	rm -rf "$dir" "$dir.ref"
 	mkdir -p "$dir"
-	cp -a "$src/." "$dir/"
+	cp -a "$tsrc/." "$dir/"
 	ref=$(ref_of "$s")
 	if [ -n "$ref" ]; then
 		mkdir -p "$dir.ref"
@@ -134,8 +268,8 @@ try() {
 		# the source already, or its hunks would not apply.  What it
 		# requires is looked for in any case.)
 		if [ -z "$exact_own" ] || [ "$kind" = REQ ]; then
-			if ! facts0; then
-				[ -n "$exact_own" ] || die "$drv: cannot read what $src establishes (spatch): $(tail -1 "$work/facts0.err")"
+			if ! facts0 "$tsrc" "$f0"; then
+				[ -n "$exact_own" ] || die "$drv: cannot read what $src establishes (spatch): $(tail -1 "$f0.err")"
 				# Where spatch cannot run (Debian 11's coccinelle) the
 				# release's own series, applying exactly, stands for
 				# what it requires: its hunks' context is the required
@@ -146,7 +280,7 @@ try() {
 			mapfile -t claims < <(claims_of "$drv" "$pf")
 			held=() missing=()
 			for r in "${claims[@]}"; do
-				if holds "$work/facts0" "$r"; then held+=("$r"); else missing+=("$r"); fi
+				if holds "$f0" "$r"; then held+=("$r"); else missing+=("$r"); fi
 			done
 			if [ ${#claims[@]} -gt 0 ] && [ ${#missing[@]} -eq 0 ]; then
 				echo "patch $name present ${claims[*]}" >>"$dir.fit"
@@ -157,6 +291,14 @@ try() {
 				continue
 			fi
 		fi
+		# A file it changes is not in this source: not a conflict, a file
+		# to supply (what for: the hunks it would take).
+		absent=()
+		for f in $(files_of "$pf"); do [ -f "$dir/$f" ] || absent+=("$f"); done
+		if [ ${#absent[@]} -gt 0 ]; then
+			echo "patch $name nofit $(absent_detail "$dir" "$pf" "${absent[@]}" | sed 's/; $//')" >>"$dir.fit"
+			break
+		fi
 		if [[ " $mechs " == *" exact "* ]] &&
 			patch -d "$dir" -p1 -s -F0 -N --dry-run <"$pf" >/dev/null 2>&1; then
 			patch -d "$dir" -p1 -s -F0 -N --no-backup-if-mismatch <"$pf" >/dev/null
@@ -166,8 +308,7 @@ try() {
 		fi
 		# Which hunks do not apply as they are.
 		detail=$(patch -d "$dir" -p1 -F0 -N --dry-run <"$pf" 2>&1) || true
-		failed=$(awk '/^checking file / { f = $3 } /^Hunk #[0-9]+ FAILED/ { sub(/#/, "", $2); print f, $2 }
-			/No file to patch|can.t find file/ { print "MISSING" }' <<<"$detail")
+		failed=$(awk '/^checking file / { f = $3 } /^Hunk #[0-9]+ FAILED/ { sub(/#/, "", $2); print f, $2 }' <<<"$detail")
 		# Adapt it (scripts/adapt.sh): a 3-way merge needs the reference
 		# before this change, which is the reference with it undone.
 		how='' why='' before='' after='' noref=''
@@ -186,21 +327,15 @@ try() {
 		else
 			why=$ADAPT_WHY
 		fi
+		# (Where the hunks are: in the files the change was written
+		# against, else in this source's.)
 		if [ -n "$how" ]; then
-			echo "patch $name adapted $how $(while read -r f n; do
-				[ "$f" = MISSING ] && continue
-				fn=$(hunks "$pf" | awk -v f="$f" -v n="$n" '$1 == f && $2 == n { print $3 }')
-				printf 'hunk %s (%s) ' "$n" "$fn"
-			done <<<"$failed")" >>"$dir.fit"
+			echo "patch $name adapted $how $(where_hunks "$pf" "$failed" "$dir.ref.prev" "$dir.ref" "$work/pre" | paste -sd, - | sed 's/,/, /g')" >>"$dir.fit"
 			record_change "$dir" "$pf"
 			continue
 		fi
 		[ -n "$why" ] || why="no adapting mechanism (FIT_MECHS=$mechs)"
-		echo "patch $name nofit $(while read -r f n; do
-			if [ "$f" = MISSING ]; then printf 'a file it changes is not in this source; '; continue; fi
-			fn=$(hunks "$pf" | awk -v f="$f" -v n="$n" '$1 == f && $2 == n { print $3 }')
-			printf 'hunk %s (%s) does not apply; ' "$n" "$fn"
-		done <<<"$failed")$why" >>"$dir.fit"
+		echo "patch $name nofit $(where_hunks "$pf" "$failed" "$dir.ref.prev" "$dir.ref" "$work/pre" | sed 's/$/ does not apply; /' | tr -d '\n')$why" >>"$dir.fit"
 		# Later changes of this candidate build on this one: stop here.
 		break
 	done < <(changes "$s")
@@ -242,9 +377,54 @@ elif [ -n "${FIT_SERIES:-}" ]; then
 else
 	for s in "$pd"/*/series; do cands+=("$(basename "$(dirname "$s")")"); done
 fi
+# progress FIT: "GOT PUT RULES" of a candidate's outcomes: how many of its
+# changes got in (applied, adapted, already present), how many of those it
+# put in (applied, adapted), and how many rules those establish.
+progress() {
+	local got=0 put=0 nr=0 name outcome
+	while read -r _ name outcome _; do
+		got=$((got + 1))
+		[ "$outcome" != present ] || continue
+		put=$((put + 1))
+		nr=$((nr + $(claims_of "$drv" "$name.patch" | wc -l)))
+	done < <(grep '^patch [^ ]* \(applied\|adapted\|present\)' "$1")
+	echo "$got $put $nr"
+}
+
+# result_bad DIR FIT FACTS: "RULE CHANGE" for each rule of a change in FIT
+# that does not hold on DIR, "RULE required" for each required one; 1 when
+# spatch cannot read DIR (its error in FACTS.err).
+result_bad() {
+	local name r
+	rules_facts "$drv" "$1" "$3" 2>"$3.err" || return 1
+	while read -r _ name _; do
+		for r in $(claims_of "$drv" "$name.patch"); do
+			holds "$3" "$r" || echo "$r $name"
+		done
+	done < <(grep '^patch ' "$2")
+	for r in $(rules_required "$drv"); do
+		holds "$3" "$r" || echo "$r required"
+	done
+}
+
+# refusal SERIES BAD: why the candidate's result is refused, for people:
+# per rule of BAD (result_bad's lines), what would be wrong and what would
+# fix it (rules/DRIVER.rules).
+refusal() {
+	local s=$1 r of text='' why
+	for r in $(awk '!seen[$1]++ { print $1 }' <<<"$2"); do
+		of=$(awk -v r="$r" '$1 == r && $2 != "required" { print $2 }' <<<"$2" | paste -sd, - | sed 's/,/, /g')
+		why=$(rules_broken "$drv" "$r")
+		[ -n "$why" ] || why="it would not hold: $(rules_statement "$drv" "$r")"
+		if [ -n "$of" ]; then of="of $of"; else of="a BQL invariant every result must hold"; fi
+		text+="${text:+; and }$r ($of): $why"
+	done
+	echo "series $s: its result breaks $text"
+}
+
 ranked=()
 for s in "${cands[@]}"; do
-	grep -qv '^#' "$pd/$s/series" 2>/dev/null || { ranked+=("0 0 0 $(distance "$s") $s"); mkdir -p "$work/c-$s" "$work/c-$s.changes"; cp -a "$src/." "$work/c-$s/"; echo "series $s" >"$work/c-$s.fit"; continue; }
+	grep -qv '^#' "$pd/$s/series" 2>/dev/null || { ranked+=("0 0 0 0 0 $(distance "$s") $s"); mkdir -p "$work/c-$s" "$work/c-$s.changes"; cp -a "$src/." "$work/c-$s/"; echo "series $s" >"$work/c-$s.fit"; continue; }
 	try "$s" "$work/c-$s"
 	nofit=$(grep -c '^patch [^ ]* \(nofit\|half-present\)' "$work/c-$s.fit" || true)
 	total=$(changes "$s" | wc -l)
@@ -252,47 +432,101 @@ for s in "${cands[@]}"; do
 	nofit=$((nofit + total - done_))
 	adapted=$(grep -c '^patch [^ ]* adapted' "$work/c-$s.fit" || true)
 	present=$(grep -c '^patch [^ ]* present' "$work/c-$s.fit" || true)
-	# Candidates that do not fit: the one that got furthest is the closest.
-	[ "$nofit" -eq 0 ] || { adapted=0 present=0; }
-	ranked+=("$nofit $adapted $present $(distance "$s") $s")
+	read -r _ put nrules < <(progress "$work/c-$s.fit")
+	# Candidates that fit: the fewest adapted, then the nearest release.
+	# Those that do not: the one that got furthest is the closest (the
+	# most rules established by the changes it put in, then the most
+	# changes put in, then the nearest release).  (A change already
+	# present does not count: it is there for every series alike, and an
+	# upstream fix in every later source, 151e887d8ff9, would otherwise
+	# favour whichever series carries it.)
+	if [ "$nofit" -eq 0 ]; then put=0 nrules=0; else adapted=0 present=0; fi
+	ranked+=("$nofit $adapted $present $put $nrules $(distance "$s") $s")
 done
-mapfile -t ranked < <(printf '%s\n' "${ranked[@]}" | awk '{ print ($1 > 0), $0 }' | sort -k1,1n -k3,3n -k5,5g | cut -d' ' -f2-)
+mapfile -t ranked < <(printf '%s\n' "${ranked[@]}" | awk '{ print ($1 > 0), $0 }' |
+	sort -k1,1n -k3,3n -k6,6nr -k5,5nr -k7,7g | cut -d' ' -f2-)
 
 # Verify candidates in rank order; the first whose result holds wins.
 chosen=
 unchecked=
 refused=()
 for line in "${ranked[@]}"; do
-	read -r nofit _ _ _ s <<<"$line"
+	read -r nofit _ _ _ _ _ s <<<"$line"
 	[ "$nofit" -eq 0 ] || break
-	if ! rules_facts "$drv" "$work/c-$s" "$work/facts-$s" 2>"$work/spatch.err"; then
-		cat "$work/spatch.err" >&2
+	if ! bad=$(result_bad "$work/c-$s" "$work/c-$s.fit" "$work/facts-$s"); then
+		cat "$work/facts-$s.err" >&2
 		[ -n "$exact_own" ] || die "$drv: spatch failed on the result"
-		unchecked="the rules were not checked: $(tail -1 "$work/spatch.err")"
+		unchecked="the rules were not checked: $(tail -1 "$work/facts-$s.err")"
 		chosen=$s
 		break
 	fi
-	bad=()
-	while read -r _ name _; do
-		for r in $(claims_of "$drv" "$name.patch"); do
-			holds "$work/facts-$s" "$r" || bad+=("$name: $r")
-		done
-	done < <(grep '^patch ' "$work/c-$s.fit")
-	for r in $(rules_required "$drv"); do
-		holds "$work/facts-$s" "$r" || bad+=("required: $r")
-	done
-	if [ ${#bad[@]} -eq 0 ]; then
+	if [ -z "$bad" ]; then
 		chosen=$s
 		break
 	fi
-	refused+=("series $s: the result does not hold ${bad[*]}")
+	refused+=("$(refusal "$s" "$bad")")
 done
+
+# Nothing fits: what would files the source lacks unlock?  Each candidate
+# that stopped at a file absent here is tried again on the source with its
+# series' reference copies of every file its changes edit that the source
+# lacks (a hint: this source's own copies may differ).  Per set of files,
+# the two closest such candidates at most (each try costs seconds), and of
+# them the one that gets furthest: fits, else refused, else the most
+# changes in, if more than without them.
+hints=()
+if [ -z "$chosen" ]; then
+	declare -A hint_score=() hint_text=() hint_tries=()
+	for line in "${ranked[@]}"; do
+		s=${line##* }
+		grep -q '^patch [^ ]* nofit absent: ' "$work/c-$s.fit" 2>/dev/null || continue
+		ref=$(ref_of "$s")
+		[ -n "$ref" ] || continue
+		mapfile -t lack < <(changes "$s" | while read -r _ p; do files_of "$pd/$p"; done | awk '!seen[$0]++' |
+			while read -r f; do [ -f "$src/$f" ] || echo "$f"; done)
+		key="${lack[*]}"
+		[ "${hint_score[$key]:-0}" -lt 3000 ] && [ "${hint_tries[$key]:-0}" -lt 2 ] || continue
+		hint_tries[$key]=$((${hint_tries[$key]:-0} + 1))
+		h=$work/h-$s
+		rm -rf "$h.src"
+		cp -a "$src" "$h.src"
+		for f in "${lack[@]}"; do
+			[ -f "$ref/$f" ] || continue 2
+			mkdir -p "$h.src/$(dirname "$f")"
+			cp "$ref/$f" "$h.src/$f"
+		done
+		try "$s" "$h" "$h.src"
+		read -r got _ < <(progress "$h.fit")
+		total=$(changes "$s" | wc -l)
+		files=$(printf '%s\n' "${lack[@]}" | sed '$!s/$/,/' | paste -sd' ' - | sed 's/,\([^,]*\)$/ and\1/')
+		with="with $(ref_name "$s")'s cop$([ ${#lack[@]} -eq 1 ] && echo y || echo ies)"
+		if [ "$got" -eq "$total" ] && bad=$(result_bad "$h" "$h.fit" "$h.facts"); then
+			if [ -z "$bad" ]; then
+				score=3000 text="series $s would fit given $files (absent here): $with it does, every rule holding; supply this source's own and run make fit again"
+			else
+				score=2000 text="given $files (absent here), series $s gets every change in ($with), but $(refusal "$s" "$bad" | sed 's/^series [^ ]*: //')"
+			fi
+		else
+			read -r got0 _ < <(progress "$work/c-$s.fit")
+			[ "$got" -gt "$got0" ] || continue
+			score=$((1000 + got)) text="given $files (absent here), series $s gets $got of its $total changes in ($with), then $(grep -m1 '^patch [^ ]* \(nofit\|half-present\)' "$h.fit" | cut -d' ' -f2) does not fit"
+		fi
+		if [ "$score" -gt "${hint_score[$key]:-0}" ]; then
+			hint_score[$key]=$score
+			hint_text[$key]=$text
+		fi
+	done
+	while IFS= read -r key; do
+		[ -z "$key" ] || hints+=("${hint_text[$key]}")
+	done < <(printf '%s\n' "${!hint_score[@]}" | sort)
+fi
 
 rm -rf "$out" "$out.fit" "$out.changes"
 mkdir -p "$(dirname "$out")"
 {
 	printf 'kernel %s\nsource %s\ndriver %s\n' "$kv" "$src" "$drv"
 	printf 'candidates %s\n' "$(printf '%s; ' "${ranked[@]}" | sed 's/; $//')"
+	[ -z "$note" ] || echo "note $note"
 } >"$out.fit"
 if [ -n "$chosen" ]; then
 	cp -a "$work/c-$chosen" "$out"
@@ -315,6 +549,7 @@ else
 		fi
 	done
 	[ -z "$best" ] || cat "$work/c-$best.fit" >>"$out.fit"
+	echo "progress $(progress "$work/c-$best.fit") $(changes "$best" | wc -l)" >>"$out.fit"
 	if grep -q '^patch [^ ]* half-present' "$out.fit"; then
 		echo "verdict half-present" >>"$out.fit"
 	elif [ ${#refused[@]} -gt 0 ]; then
@@ -323,7 +558,10 @@ else
 		echo "verdict nofit" >>"$out.fit"
 	fi
 fi
+# Candidates tried and refused before the chosen one (or after the first,
+# which the verdict names).
 for r in "${refused[@]}"; do echo "refused $r" >>"$out.fit"; done
+for r in "${hints[@]}"; do echo "hint $r" >>"$out.fit"; done
 # FIT_KEEP=DIR: keep every candidate's outcomes (scripts/measure-fit.sh).
 if [ -n "${FIT_KEEP:-}" ]; then
 	mkdir -p "$FIT_KEEP"

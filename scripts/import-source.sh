@@ -76,11 +76,25 @@ elif [ -e "$src/.git" ] || [ "$(git -C "$src" rev-parse --is-bare-repository 2>/
 				[[ $f == $p && ${f//[!\/]/} == "${p//[!\/]/}" ]] && present+=("$f")
 			done < <(git -C "$src" ls-tree -r --name-only "$rev" -- "$(dirname "$p")/" 2>/dev/null)
 			;;
-		*) git -C "$src" cat-file -e "$rev:$p" 2>/dev/null && present+=("$p") ;;
+		# (In the tree at $rev, whether or not its object is here.)
+		*) [ -n "$(git -C "$src" ls-tree "$rev" -- "$p" 2>/dev/null)" ] && present+=("$p") ;;
 		esac
 	done
 	[ ${#present[@]} -gt 0 ] || die "'$src' at $rev has none of the files the kit needs: not a kernel tree?"
-	git -C "$src" archive --format=tar "$rev" -- "${present[@]}" | tar -x -C "$stage/tree"
+	# Each file from git's objects, not through git archive: that reads
+	# the whole tree, and in a partial clone (git clone --filter=blob:none,
+	# often with a sparse checkout) it fetches every file's object, or
+	# prints "error: invalid object" of those it cannot.  An object that is
+	# not here git fetches from the clone's remote, where it can.
+	mapfile -t unread < <(printf '%s\n' "${present[@]/#/$rev:}" |
+		git -C "$src" cat-file --batch-check 2>/dev/null | awk -v r="$rev:" '$NF == "missing" { print substr($1, length(r) + 1) }')
+	[ ${#unread[@]} -eq 0 ] ||
+		die "'$src' lacks the git objects of ${#unread[@]} file(s) the kit imports (${unread[0]}$([ ${#unread[@]} -eq 1 ] || echo ', ...')), and git could not fetch them (a partial clone whose remote is not reachable): give a full clone, a kernel tree or a tarball, or import with the clone's remote reachable"
+	while IFS=$'\t' read -r meta p; do
+		mkdir -p "$stage/tree/$(dirname "$p")"
+		git -C "$src" cat-file blob "$rev:$p" >"$stage/tree/$p" || die "cannot read $p from '$src' at $rev"
+		[ "${meta%% *}" != 100755 ] || chmod +x "$stage/tree/$p"
+	done < <(git -C "$src" ls-tree "$rev" -- "${present[@]}")
 	src="$src@$(git -C "$src" rev-parse "$rev")"
 elif [ -d "$src" ]; then
 	kind=tree

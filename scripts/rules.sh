@@ -6,6 +6,8 @@
 #   rules_facts DRIVER TREE OUT     facts of TREE's driver files into OUT
 #   rules_eval DRIVER FACTS RULE    0 when RULE holds
 #   rules_statement DRIVER RULE     the rule's statement, for people
+#   rules_broken DRIVER RULE        what would be wrong where it does not
+#                                   hold, and what would fix it, for people
 #   rules_required DRIVER           the rules every result must satisfy
 #   claims_of DRIVER PATCH          the rules a patch establishes
 #                                   (patches/<driver>/claims), or nothing
@@ -106,15 +108,17 @@ only_from() { # ROOT FACT: every FACT's function is reached from ROOT
 	[ -n "$fns" ] && [ -z "$(comm -23 <(echo "$fns") <(reach "$1" | sort -u))" ]
 }
 
-# rules/<driver>.rules declares: rule NAME "STATEMENT" 'PREDICATE' and
-# require NAME...; loaded on demand.
-declare -A RULE_STMT RULE_PRED
+# rules/<driver>.rules declares: rule NAME "STATEMENT" 'PREDICATE', next to
+# it broken NAME "WHAT WOULD BE WRONG" "WHAT WOULD FIX IT" (where it does
+# not hold), and require NAME...; loaded on demand.
+declare -A RULE_STMT RULE_PRED RULE_WRONG RULE_FIX
 declare -A RULES_REQUIRED
 rules_load() {
 	local drv=$1
 	[ -z "${RULES_LOADED_DRV:-}" ] || [ "$RULES_LOADED_DRV" != "$drv" ] || return 0
-	RULE_STMT=() RULE_PRED=()
+	RULE_STMT=() RULE_PRED=() RULE_WRONG=() RULE_FIX=()
 	rule() { RULE_STMT[$1]=$2; RULE_PRED[$1]=$3; }
+	broken() { RULE_WRONG[$1]=$2; RULE_FIX[$1]=$3; }
 	require() { RULES_REQUIRED[$drv]="$*"; }
 	RULES_REQUIRED[$drv]=
 	# A driver without rules (mvneta: empty series, audited by its AUDIT=
@@ -134,6 +138,12 @@ rules_eval() {
 rules_statement() {
 	rules_load "$1"
 	echo "${RULE_STMT[$2]:-?}"
+}
+# rules_broken DRIVER RULE: "WHAT WOULD BE WRONG; fix: WHAT WOULD FIX IT",
+# or nothing where the rules file does not say.
+rules_broken() {
+	rules_load "$1"
+	[ -z "${RULE_WRONG[$2]:-}" ] || echo "${RULE_WRONG[$2]}; fix: ${RULE_FIX[$2]}"
 }
 rules_required() {
 	rules_load "$1"

@@ -53,7 +53,7 @@ k612=$(test_kernels | sed -n 2p)
 # (wiggle still merges the hunk whose context the rename moved; the rules
 # then refuse the result: bql-charge does not hold on it.  Without wiggle
 # the hunk does not apply.)
-expect_error refuse-patch-not-applying "the result does not hold .*bql-charge\|does not apply" \
+expect_error refuse-patch-not-applying "its result breaks .*bql-charge\|does not apply" \
 	env BQLKIT_BASES="$(fakebase 6.12 117 edit)" BQLKIT_BUILD="$tmp/b2" \
 	"$BQLKIT_TOP/scripts/build.sh" "$k612"
 mkdir -p "$tmp/k54"

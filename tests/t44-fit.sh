@@ -50,6 +50,14 @@ for p in "$BQLKIT_TOP"/patches/*/*/*.patch; do
 	[ -z "$ok" ] || pass "claims-$n"
 done
 
+# Every rule says what would be wrong where it does not hold, and what
+# would fix it (make fit prints it when it refuses a result).
+for drv in veth mana; do
+	for r in $(rules_all "$drv"); do
+		check "rules-$drv-broken-$r" test -n "$(rules_broken "$drv" "$r")"
+	done
+done
+
 # fitv NAME DRIVER SRC EXPECTED-VERDICT [ENV...]: the verdict, and sets $fitout.
 fitv() {
 	local name=$1 drv=$2 src=$3 want=$4 rc=0
@@ -102,7 +110,7 @@ fi
 
 # adapted: 7.0's mana takes the 6.18 series by a 3-way merge (mana.h moved).
 fitv adapted mana "$corpus/upstream-7.0.0" adapted
-has fit-adapted-says-how "adapted: 3-way merge with the reference files (hunk 1 (mana.h))" "$fitout"
+has fit-adapted-says-how "adapted: 3-way merge with the reference files (hunk 1 of mana.h (after struct mana_port_context))" "$fitout"
 has fit-adapted-series "reference series 6.18" "$fitout"
 check fit-adapted-rules-hold grep -q '^verdict adapted' "$tmp/o-adapted.fit"
 # Without the 3-way merge (the old fuzz-0 behaviour) it does not fit.
@@ -116,7 +124,14 @@ fitv adapted-needs-merge mana "$corpus/upstream-7.0.0" nofit FIT_MECHS=exact FIT
 fitv ubuntu-azure mana "$corpus/ubuntu-azure-5.15.0" refused BQLKIT_SRCVER=5.15.0
 has fit-ubuntu-azure-rx-batching-present "0001-net-mana-Batch-ringing-RX-queue-doorbell-on-receiving-packets already present: rx-doorbell-once-per-poll" "$fitout"
 has fit-ubuntu-azure-wqe-count-present "0002-net-mana-Use-the-correct-WQE-count-for-ringing-RQ-doorbell already present: rq-doorbell-wqe-count-0" "$fitout"
-has fit-ubuntu-azure-xdp-charged-refused "refused: series 5.15: the result does not hold 0003-net-mana-add-BQL-support: xdp-not-charged" "$fitout"
+has fit-ubuntu-azure-xdp-charged-refused "verdict: mana DOES NOT FIT: series 5.15: its result breaks xdp-not-charged (of 0003-net-mana-add-BQL-support): XDP frames .* would be charged to BQL" "$fitout"
+# The refusal says in words what would be wrong and what would fix it
+# (rules/mana.rules "broken"), not rule names alone.
+has fit-refused-says-fix "xdp-not-charged (of 0003-net-mana-add-BQL-support): .*; fix: a series that sends XDP frames uncharged" "$fitout"
+lacks fit-refused-not-names-only "required: xdp-not-charged" "$fitout"
+# Which files would unlock more: the XDP-aware series need mana_bpf.c,
+# which the fixture lacks.
+has fit-ubuntu-azure-names-file "with files this source lacks: given drivers/net/ethernet/microsoft/mana/mana_bpf.c (absent here), series 6.1 gets 1 of its 2 changes in" "$fitout"
 
 # already present: Debian 6.1 with the kit's backpressure already in it
 # (as a vendor that took the upstream change would have): 0001 skipped.
@@ -130,19 +145,22 @@ has fit-present-then-applied "0002-veth-implement-byte-queue-limits .*applied" "
 fitv present-real mana "$corpus/upstream-6.8.0" refused FIT_SERIES=5.15
 has fit-present-real-rule "0001-net-mana-Batch-ringing-RX-queue-doorbell-on-receiving-packets .*already present: rx-doorbell-once-per-poll" "$fitout"
 # ... and 5.15's BQL patch applies there but does not keep XDP uncharged: refused.
-has fit-refused-names-rule "refused: series 5.15: the result does not hold .*xdp-not-charged" "$fitout"
+has fit-refused-names-rule "DOES NOT FIT: series 5.15: its result breaks xdp-not-charged" "$fitout"
 
 # does not fit: 6.17's mana with the series of the nearest release, 6.18,
 # and no wiggle (the hunk and function are named: 6.18 moved
-# mana_features_check() and mana.h's port context).
+# mana_features_check() and mana.h's port context).  The function is the
+# one the hunk's change is in, not diff's cut header ("mana_features_c")
+# nor a label above it ("out:", the end of the function before).
 fitv nofit mana "$corpus/upstream-6.17.0" nofit FIT_SERIES=6.18 "FIT_MECHS=exact merge3"
-has fit-nofit-names-hunk "does not fit: .*hunk [0-9]* (mana_features_c) does not apply" "$fitout"
+has fit-nofit-names-hunk "does not fit: hunk 1 of mana_en.c (mana_start_xmit) does not apply; hunk 4 of mana_en.c (after mana_features_check) does not apply" "$fitout"
+lacks fit-nofit-hunk-not-cut "mana_features_c)" "$fitout"
 has fit-nofit-says-why "3-way merge conflict at drivers/net/ethernet/microsoft/mana/mana_en.c:[0-9]" "$fitout"
 
 # wiggle adapts 6.18's series to 6.17 there, into the very files 6.1's
 # series gives by applying exactly (what fit chooses for 6.17: corpus below).
 fitv wiggle mana "$corpus/upstream-6.17.0" adapted FIT_SERIES=6.18
-has fit-wiggle-says-how "adapted: wiggle merged the hunks word by word (hunk 1 (mana_en.c) hunk 4 (mana_features_c) hunk 1 (mana.h))" "$fitout"
+has fit-wiggle-says-how "adapted: wiggle merged the hunks word by word (hunk 1 of mana_en.c (mana_start_xmit), hunk 4 of mana_en.c (after mana_features_check), hunk 1 of mana.h (after struct mana_port_context))" "$fitout"
 fitv wiggle-same-as-exact mana "$corpus/upstream-6.17.0" fits FIT_SERIES=6.1
 # (But for where mana_detach() calls mana_tx_flush_all(): after
 # netif_tx_disable() in the 6.1 series, first in its port_st_save block in
@@ -156,6 +174,83 @@ check fit-no-backup-files test -z "$(find "$tmp/o-wiggle-same-as-exact" "$tmp/o-
 # fix that wakes the txq in veth_poll (5442a9da6978).
 fitv half-present veth "$corpus/upstream-6.17.0" half-present
 has fit-half-present-names-missing "missing: backpressure-poll-wake (\"the peer's txq is woken in veth_poll()" "$fitout"
+
+# Refusals a vendor can act on, on partial and vendor-like sources made
+# from the corpus.  A file a change edits that the source lacks is absent,
+# with what the change does there, not a merge conflict; and what
+# supplying it would do (tried with the series' reference copy).
+mkdir -p "$tmp/nogdma"
+cp -a "$corpus/stable-5.15.167/." "$tmp/nogdma/"
+rm "$tmp/nogdma/drivers/net/ethernet/microsoft/mana/gdma_main.c"
+fitv absent mana "$tmp/nogdma" nofit
+has fit-absent-named "0002-net-mana-Use-the-correct-WQE-count-for-ringing-RQ-doorbell *does not fit: absent: drivers/net/ethernet/microsoft/mana/gdma_main.c, which this change edits (mana_gd_wq_ring_doorbell)" "$fitout"
+lacks fit-absent-not-a-conflict "not in this source\|conflict in drivers/net/ethernet/microsoft/mana/gdma_main.c" "$fitout"
+has fit-absent-would-fit "series 5.15 would fit given drivers/net/ethernet/microsoft/mana/gdma_main.c (absent here)" "$fitout"
+# 6.8's mana without mana_bpf.c and include/net/mana/mana.h: 5.15's series
+# is refused (it would charge XDP frames); the XDP-aware ones need both.
+mkdir -p "$tmp/nobpf"
+cp -a "$corpus/upstream-6.8.0/." "$tmp/nobpf/"
+rm "$tmp/nobpf/drivers/net/ethernet/microsoft/mana/mana_bpf.c" "$tmp/nobpf/include/net/mana/mana.h"
+fitv unlock mana "$tmp/nobpf" refused
+has fit-unlock-names-files "series 6.12 would fit given drivers/net/ethernet/microsoft/mana/mana_bpf.c and include/net/mana/mana.h (absent here)" "$fitout"
+# The closest series is the one that got furthest, not the nearest
+# release: a veth labelled 5.14 (as CentOS Stream 9's) with 6.8's code and
+# a vendor's edit where BQL goes: 5.15's series (the nearest) stops at the
+# backpressure change, 6.6's gets it in.
+mkdir -p "$tmp/c9/drivers/net"
+sed 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 14/; s/^SUBLEVEL = .*/SUBLEVEL = 0/' "$corpus/upstream-6.8.0/Makefile" >"$tmp/c9/Makefile"
+sed 's/^\tdone = veth_xdp_rcv(rq, budget, &bq, &stats);/\tdone = veth_xdp_rcv(rq, budget, \&bq, \&stats, peer_txq);/' \
+	"$corpus/upstream-6.8.0/drivers/net/veth.c" >"$tmp/c9/drivers/net/veth.c"
+fitv closest veth "$tmp/c9" nofit
+has fit-closest-furthest "closest series 6.6 (1 of its 5 changes got in" "$fitout"
+check fit-closest-recorded grep -qx 'series 6.6' "$tmp/o-closest.fit"
+# A candidate refused before the chosen one reads as tried, not as the
+# outcome: 6.8's mana in a tree labelled 5.15 (XDP on 5.15, as Azure
+# Linux's): 5.15's series tried, not chosen; 6.1's fits.
+mkdir -p "$tmp/xdp515"
+cp -a "$corpus/upstream-6.8.0/." "$tmp/xdp515/"
+sed -i 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 15/; s/^SUBLEVEL = .*/SUBLEVEL = 0/' "$tmp/xdp515/Makefile"
+fitv tried mana "$tmp/xdp515" fits
+has fit-tried-not-chosen "^  tried series 5.15, not chosen: its result breaks xdp-not-charged" "$fitout"
+lacks fit-tried-not-refused "^  refused:" "$fitout"
+# A release older than the driver (a Makefile saying 5.3.18; mana came in
+# 5.13) is said, not passed over.
+mkdir -p "$tmp/k53"
+cp -a "$corpus/stable-5.15.167/." "$tmp/k53/"
+sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 3/; s/^SUBLEVEL = .*/SUBLEVEL = 18/' "$tmp/k53/Makefile"
+fitv older mana "$tmp/k53" fits
+has fit-older-release-said "note: Linux 5.3.18 has no mana (it came upstream in 5.13): these mana files are a backport or not from that tree" "$fitout"
+
+# make import of a partial clone (git clone --filter=blob:none, often with
+# a sparse checkout) whose remote cannot be reached, or is gone: git has
+# the tree but not every file's object.  With the files the kit imports all
+# here it imports them, quietly (not git's "error: invalid object" of other
+# files, nor a failure fetching them); with one of them missing it fails,
+# naming the fix (not "mvneta is not in Linux").
+# (The clone fetches the blobs of the top Makefile and veth.c only.)
+g=$tmp/partial
+mkdir -p "$g/up"
+cp -a "$corpus/stable-5.15.167/." "$g/up/"
+if git -C "$g/up" init -q && git -C "$g/up" add -A &&
+	git -C "$g/up" -c user.name=t -c user.email=t@t commit -qm kernel &&
+	git -C "$g/up" config uploadpack.allowFilter true &&
+	git clone -q --no-checkout --filter=blob:none "file://$g/up" "$g/clone" &&
+	git -C "$g/clone" cat-file -p HEAD:Makefile >/dev/null &&
+	git -C "$g/clone" cat-file -p HEAD:drivers/net/veth.c >/dev/null; then
+	for how in unreachable gone; do
+		if [ $how = unreachable ]; then git -C "$g/clone" remote set-url origin "$g/gone"; else git -C "$g/clone" remote remove origin; fi
+		out=$(BQLKIT_DRIVERS=veth BQLKIT_BASES=$tmp/pbases "$BQLKIT_TOP/scripts/import-source.sh" "$g/clone" 2>&1) && rc=0 || rc=$?
+		check "import-partial-$how-imports" test "$rc" -eq 0
+		has "import-partial-$how-says-what" "imported base 5.15: Linux 5.15.167, 2 files" "$out"
+		lacks "import-partial-$how-quiet" "error\|fatal" "$out"
+	done
+	out=$(BQLKIT_BASES=$tmp/pbases "$BQLKIT_TOP/scripts/import-source.sh" "$g/clone" 2>&1) && rc=0 || rc=$?
+	check import-partial-missing-fails test "$rc" -ne 0
+	has import-partial-missing-says-fix "lacks the git objects of [0-9]* file(s) the kit imports .*: give a full clone, a kernel tree or a tarball" "$out"
+	lacks import-partial-missing-not-absent "is not in Linux" "$out"
+else
+	fail import-partial "could not make a partial clone of a corpus kernel with git $(git --version)"
+fi
 
 # The rules catch mutations of a patched source (the veth audit; for mana,
 # the opt-in SQ doorbell batching): 6.18.35 with the 6.18 series, every

@@ -109,7 +109,7 @@ lacks vendor-edit-adapted-kept-edit 'ptr_ring_produce(&rq->xdp_ring, skb) != 0' 
 # One the series cannot take (the function it charges BQL in renamed):
 # refused by the rules after adaptation, with the fix.
 import_edited "$base61" "$tmp/bases-renamed" drivers/net/veth.c 's/static int veth_xdp_rx(/static int veth_xdp_rx_renamed(/'
-bad patch-does-not-fit "veth: the kit's changes do not fit the imported Linux 6.1.[0-9]* source: series 6.1: the result does not hold 0002-veth-.*bql-charge .*import Debian's linux-source-6.1" \
+bad patch-does-not-fit "veth: the kit's changes do not fit the imported Linux 6.1.[0-9]* source: series 6.1: its result breaks .*bql-charge (of 0002-veth-.*import Debian's linux-source-6.1" \
 	env BQLKIT_BASES="$tmp/bases-renamed" BQLKIT_BUILD="$tmp/b" "$BQLKIT_TOP/scripts/build.sh" "$K1" veth
 
 # make bench: a driver it does not bench, and the mana bench's knobs
