@@ -324,7 +324,7 @@ else
 	fi
 fi
 for r in "${refused[@]}"; do echo "refused $r" >>"$out.fit"; done
-# FIT_KEEP=DIR: keep every candidate's outcomes (scripts/measure-fit.sh).
+# FIT_KEEP=DIR: keep every candidate's outcomes (lab/measure-fit.sh).
 if [ -n "${FIT_KEEP:-}" ]; then
 	mkdir -p "$FIT_KEEP"
 	for s in "${cands[@]}"; do

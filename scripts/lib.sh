@@ -129,7 +129,7 @@ done
 unset _s
 
 # kdir_for KVER: the kbuild directory of an installed kernel's headers; for
-# a kernel the kit built itself (scripts/build-vm-kernel.sh: no headers
+# a kernel the kit built itself (lab/build-vm-kernel.sh: no headers
 # package), its O= build directory.
 kdir_for() {
 	local mark=$BQLKIT_CACHE/kernels/$1/.bqlkit-tree-kernel
@@ -151,6 +151,8 @@ build_deps() {
 # rules scripts/fit.sh checks (rules/) and the reference files the series
 # were written against (base.conf REFERENCE=, in the fit corpus), which
 # fit.sh merges with (3-way).  Not the imported bases: callers add those.
+# Not lab/ either: the laboratory (benches, matrix, VM and QEMU builders)
+# is no part of what a user installs.
 kit_copy() {
 	local r
 	mkdir -p "$1/tests/fixtures/kernels"
