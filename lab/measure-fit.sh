@@ -14,7 +14,7 @@
 # the same change in different places.  The other mechanisms are run only
 # where merge3 had to adapt a change or found none that fits.
 set -euo pipefail
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 corpus=$BQLKIT_TOP/tests/fixtures/kernels
 cells=("$@")
 if [ ${#cells[@]} -eq 0 ]; then

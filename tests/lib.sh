@@ -4,7 +4,7 @@
 #   PASS <name>
 #   FAIL <name>: <why>
 #   SKIP <name>: <why>
-. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../lab/lib.sh"
 # What the suite imports is a test's (scripts/import-source.sh): it never
 # ships in a DKMS source or .deb, unless it is a distro's package.
 export BQLKIT_PROVENANCE=test
