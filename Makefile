@@ -68,7 +68,7 @@ help:
 	@echo '         make check-debug  veth VM tests on KASAN+lockdep and KCSAN kernels, then t79'
 	@echo '         (DEBUG_SERIES="6.12 6.1" DEBUG_FLAVOURS="kasan kcsan")'
 	@echo '         make support-table  README'"'"'s support table from results/matrix.json and the fit corpus'
-	@echo 'matrix   make matrix  every driver x every kernel of scripts/matrix.conf -> results/matrix.md,'
+	@echo 'matrix   make matrix  every driver x every kernel of lab/matrix.conf -> results/matrix.md,'
 	@echo '         .json (MATRIX_JOBS=2, MATRIX_FILTER=<regex of row ids>, MATRIX_TREES="<tree> ...")'
 	@echo 'bench    make bench [DRIVER=mana]  stock vs kit under QEMU -> results/bench*.json, .md, .png'
 	@echo '         (not pass/fail); make help-bench: its BENCH_* knobs'
@@ -85,7 +85,7 @@ help:
 
 # The bench's knobs, apart from make help: BENCH_KNOBS below is their inventory.
 help-bench:
-	@echo '  make bench          stock vs kit veth under QEMU (the kit'"'"'s, scripts/build-qemu.sh): guest'
+	@echo '  make bench          stock vs kit veth under QEMU (the kit'"'"'s, lab/build-qemu.sh): guest'
 	@echo '                      instructions per packet (insncount TCG plugin), latency under load, pps, DQL limit'
 	@echo '                      (not pass/fail) -> results/bench-KVER.json, bench.md, bench.png'
 	@echo '                      per boot: cost floods (fixed count, unslowed), then slowed-receiver floods'
@@ -95,13 +95,13 @@ help-bench:
 	@echo '                      (default: the test kernels)  BENCH_SOCKETS=4'
 	@echo '                      BENCH_MODE=icount (guest time = instructions; mttcg: host time, as the older benches)'
 	@echo '                      BENCH_ICOUNT=shift=2,sleep=off,align=off  BENCH_PROFILE=1 (per-address profiles:'
-	@echo '                      scripts/insncount.py profile, per function; annotate, per instruction)'
+	@echo '                      lab/insncount.py profile, per function; annotate, per instruction)'
 	@echo '                      BENCH_QDISC=root (fq_codel as vethA'"'"'s root qdisc; mq: mq with fq_codel per tx queue)'
 	@echo '                      BENCH_LIMIT_MAX=N (kit boots: DQL limit capped at N packets before each flood;'
 	@echo '                      veth shows byte_queue_limits before 6.9 only; unset: DQL'"'"'s own limit)'
 	@echo '                      BENCH_PIN_HARNESS=1 (the guest'"'"'s bench shell, sink, probes and samplers on vCPU 0,'
 	@echo '                      leaving vCPU 1 to vethB'"'"'s NAPI thread; default 0: the guest'"'"'s scheduler places them)'
-	@echo '                      BENCH_TRACE_MS=N (N ms of kernel events per timed flood; scripts/trace-report.py)'
+	@echo '                      BENCH_TRACE_MS=N (N ms of kernel events per timed flood; lab/trace-report.py)'
 	@echo '                      BENCH_TURN_US=20 (icount, timed floods: guest us per vCPU turn at most; 0 = QEMU'"'"'s own)'
 	@echo '                      BENCH_COST_COUNT=100000  BENCH_COST_PAYLOADS=64 (none = skip)  BENCH_COST_TX_USECS=def,100'
 	@echo '                      BENCH_SPLIT=1 (also cost floods with the receive path on its own vCPU)'
@@ -145,7 +145,7 @@ prepare-tree:
 
 vm-kernel:
 	@test -n $(call q,$(TREE)) && test -n $(call q,$(OUT)) || { echo 'bqlkit: error: give TREE=<clean kernel tree> OUT=<build dir>' >&2; exit 1; }
-	$(TOP)/scripts/build-vm-kernel.sh $(call q,$(TREE)) $(call q,$(OUT))
+	$(TOP)/lab/build-vm-kernel.sh $(call q,$(TREE)) $(call q,$(OUT))
 
 probe:
 	k=$(call q,$(KVER)) && bash -c '. $(TOP)/scripts/lib.sh && valid_kver "$$1"' _ "$$k" && \
@@ -195,9 +195,9 @@ check-debug:
 # README's support table, between its support-table markers; tests/t04 fails
 # when the committed one differs.
 support-table:
-	python3 $(TOP)/scripts/support-table.py --write $(TOP)/README.md
+	python3 $(TOP)/lab/support-table.py --write $(TOP)/README.md
 
-# Environment BENCH_* reaches scripts/bench.sh (bench-mana.sh with DRIVER=mana) as is (make VAR=... exports it too);
+# Environment BENCH_* reaches lab/bench.sh (bench-mana.sh with DRIVER=mana) as is (make VAR=... exports it too);
 # one given empty (BENCH_RUNS=) is refused there.
 BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BENCH_SOCKETS BENCH_TX_USECS \
 	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS \
@@ -210,7 +210,7 @@ bench:
 	@case $(call q,$(DRIVER)) in ''|veth|mana) ;; *) echo 'bqlkit: error: make bench benches veth (the default) or mana: DRIVER='$(call q,$(DRIVER))' is neither' >&2; exit 1 ;; esac
 	BENCH_COMMAND=$(call q,$(strip make bench $(if $(DRIVER),DRIVER=$(DRIVER)) $(foreach v,$(BENCH_KNOBS),$(if $(call given_on_command_line,$(v)),$(v)=$(if $(word 2,$($(v))),'$($(v))',$($(v))))))) \
 		$(foreach v,$(BENCH_KNOBS) BENCH_REPORT_ONLY,$(if $($(v)),$(v)=$(call q,$($(v))))) \
-		$(TOP)/scripts/$(BENCH_SCRIPT)
+		$(TOP)/lab/$(BENCH_SCRIPT)
 
 clean:
 	rm -rf $(filter-out $(TOP)/build/bases,$(wildcard $(TOP)/build/*)) $(TOP)/out
@@ -219,7 +219,7 @@ distclean:
 	rm -rf $(TOP)/build $(TOP)/out
 
 matrix:
-	$(TOP)/scripts/matrix.sh $(call q,$(or $(MATRIX_FILTER),.))
+	$(TOP)/lab/matrix.sh $(call q,$(or $(MATRIX_FILTER),.))
 
 export:
 	@test -n $(call q,$(BASE)) || { echo 'bqlkit: error: give BASE=<series>, e.g. make export BASE=6.1' >&2; exit 1; }

@@ -562,7 +562,7 @@ fi
 # which the verdict names).
 for r in "${refused[@]}"; do echo "refused $r" >>"$out.fit"; done
 for r in "${hints[@]}"; do echo "hint $r" >>"$out.fit"; done
-# FIT_KEEP=DIR: keep every candidate's outcomes (scripts/measure-fit.sh).
+# FIT_KEEP=DIR: keep every candidate's outcomes (lab/measure-fit.sh).
 if [ -n "${FIT_KEEP:-}" ]; then
 	mkdir -p "$FIT_KEEP"
 	for s in "${cands[@]}"; do

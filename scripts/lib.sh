@@ -1,5 +1,7 @@
 # shellcheck shell=bash
 # Shared helpers for bqlkit's scripts. Source it; do not run it.
+# The product's (import, fit, build, DKMS, install, export, deb): what only
+# the laboratory and the suite use is in lab/lib.sh.
 
 BQLKIT_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BQLKIT_BUILD=${BQLKIT_BUILD:-$BQLKIT_TOP/build}
@@ -129,7 +131,7 @@ done
 unset _s
 
 # kdir_for KVER: the kbuild directory of an installed kernel's headers; for
-# a kernel the kit built itself (scripts/build-vm-kernel.sh: no headers
+# a kernel the kit built itself (lab/build-vm-kernel.sh: no headers
 # package), its O= build directory.
 kdir_for() {
 	local mark=$BQLKIT_CACHE/kernels/$1/.bqlkit-tree-kernel
@@ -151,6 +153,8 @@ build_deps() {
 # rules scripts/fit.sh checks (rules/) and the reference files the series
 # were written against (base.conf REFERENCE=, in the fit corpus), which
 # fit.sh merges with (3-way).  Not the imported bases: callers add those.
+# Not lab/ either: the laboratory (benches, matrix, VM and QEMU builders)
+# is no part of what a user installs.
 kit_copy() {
 	local r
 	mkdir -p "$1/tests/fixtures/kernels"
@@ -162,22 +166,11 @@ kit_copy() {
 	done
 }
 
-# apply_series BASE PDIR DIR: DIR becomes a fresh copy of the imported base
-# BASE with the quilt series PDIR pushed (fuzz 0: scripts/quiltrc).  Prints
-# quilt's output; fails as quilt does.  An empty series leaves the copy.
-apply_series() {
-	rm -rf "$3"
-	mkdir -p "$3"
-	(cd "$1" && tar -c --exclude=MANIFEST .) | tar -x -C "$3"
-	grep -qv '^#' "$2/series" || { echo "(the series $2 is empty)"; return 0; }
-	(cd "$3" && QUILT_PATCHES=$2 QUILT_PC=.pc quilt --quiltrc "$BQLKIT_TOP/scripts/quiltrc" push -a 2>&1)
-}
-
 # series_changes DRIVER SERIES: the changes a series carries, in order, as
 # paths under patches/DRIVER/: "REQ <path>" for each change its base.conf
 # REQUIRES (changes the series builds on that its own base already has),
 # then "OWN SERIES/<patch>" for its series file.  fit.sh, export-series.sh
-# and measure-fit.sh read a series through this, nothing else.
+# and lab/measure-fit.sh read a series through this, nothing else.
 series_changes() {
 	local pd=$BQLKIT_TOP/patches/$1 r
 	for r in $(sed -n 's/^REQUIRES=//p' "$pd/$2/base.conf" 2>/dev/null); do
@@ -204,12 +197,6 @@ source_version() {
 	else
 		die "'$1' has no top-level Makefile with VERSION/PATCHLEVEL/SUBLEVEL: give the kernel tree, or SRCVER=X.Y.Z (the release these driver files are from)"
 	fi
-}
-
-# corpus_srcver ID: the release of a fit-corpus kernel that has no top
-# Makefile (tests/fixtures/kernels/SRCVER), else nothing: for BQLKIT_SRCVER=.
-corpus_srcver() {
-	awk -v i="$1" '$1 == i { print $2 }' "$BQLKIT_TOP/tests/fixtures/kernels/SRCVER" 2>/dev/null || true
 }
 
 # kernel_version KDIR: "X.Y.Z" of a kernel tree or headers directory.
@@ -288,16 +275,6 @@ manifest_pkgver() {
 	local p
 	p=$(manifest_get "$1" package)
 	[ -z "$p" ] || [ "$p" = unknown ] || echo "${p#* }"
-}
-
-# base_covers BASEDIR: true when the base was imported for every driver of
-# $BQLKIT_DRIVERS (each one either imported or recorded as absent).
-base_covers() {
-	local have d
-	have=" $(manifest_get "$1" drivers) $(manifest_get "$1" absent) "
-	for d in $BQLKIT_DRIVERS; do
-		[[ $have == *" $d "* ]] || return 1
-	done
 }
 
 # root_dir DIR: DIR as a directory only root can write (made 0700 if

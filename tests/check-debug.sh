@@ -1,7 +1,7 @@
 #!/bin/bash
 # make check-debug: the veth VM tests (smoke t60, faults t70, TX watchdog
 # t75, receiver-down xoff t76, overlapping NAPI polls t77) on debug kernels
-# built from Debian's linux-source (scripts/build-debug-kernels.sh: KASAN +
+# built from Debian's linux-source (lab/build-debug-kernels.sh: KASAN +
 # lockdep, KCSAN), then t79, which fails on any KASAN/KCSAN/lockdep/WARN
 # report naming the kit's code.  Not in make check: building the two kernels
 # takes 20-30 min each on 2 cores (cached afterwards), and the VMs run 2-4x
@@ -13,10 +13,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 step "building (or finding cached) debug kernels: ${DEBUG_SERIES:-6.12} (${DEBUG_FLAVOURS:-kasan kcsan})"
 # shellcheck disable=SC2086 # DEBUG_SERIES is a word list
-built=$("$BQLKIT_TOP/scripts/build-debug-kernels.sh" ${DEBUG_SERIES:-}) ||
+built=$("$BQLKIT_TOP/lab/build-debug-kernels.sh" ${DEBUG_SERIES:-}) ||
 	die "the debug kernels did not build (logs: $BQLKIT_CACHE/debug/build/*/build.log)"
 kernels=$(awk '{ print $3 }' <<<"$built" | tr '\n' ' ')
-[ -n "${kernels// /}" ] || die "scripts/build-debug-kernels.sh named no kernel"
+[ -n "${kernels// /}" ] || die "lab/build-debug-kernels.sh named no kernel"
 # Only this run's logs count for t79.
 for k in $kernels; do
 	rm -f "$BQLKIT_BUILD"/test-logs/vm-*-"$k".log*

@@ -4,7 +4,7 @@
 #   PASS <name>
 #   FAIL <name>: <why>
 #   SKIP <name>: <why>
-. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../lab/lib.sh"
 # What the suite imports is a test's (scripts/import-source.sh): it never
 # ships in a DKMS source or .deb, unless it is a distro's package.
 export BQLKIT_PROVENANCE=test
@@ -198,11 +198,11 @@ MANA_DEV_STOCK_PHASES=probe,ping,bql,doorbells
 MANA_DEV_BATCHED_PHASES=probe,ping,flap,channels,mtu,reload
 
 # mana_dev_qemu: sets MANA_QEMU to the kit's QEMU with the MANA model
-# (scripts/build-qemu.sh, cached in $BQLKIT_CACHE/qemu; the first build
+# (lab/build-qemu.sh, cached in $BQLKIT_CACHE/qemu; the first build
 # takes ~8 min on 2 idle cores).  Otherwise one SKIP line, returns 1.
 mana_dev_qemu() {
 	mkdir -p "$BQLKIT_BUILD/test-logs"
-	if ! MANA_QEMU=$("$BQLKIT_TOP/scripts/build-qemu.sh" 2>"$BQLKIT_BUILD/test-logs/build-qemu.err" | tail -n1) ||
+	if ! MANA_QEMU=$("$BQLKIT_TOP/lab/build-qemu.sh" 2>"$BQLKIT_BUILD/test-logs/build-qemu.err" | tail -n1) ||
 		[ -z "$MANA_QEMU" ]; then
 		skip mana-dev "the kit's QEMU did not build: $(tail -1 "$BQLKIT_BUILD/test-logs/build-qemu.err")"
 		return 1
@@ -240,7 +240,7 @@ vm_mana_dev() {
 # waits 120 s of guest time for the lost completions: under -icount with
 # sleep=off that idle wait costs no host time (12-29 s a VM, nothing else
 # running, instead of ~135 s).  One vCPU (chosen when 6.1 did not boot SMP
-# under -icount, before qemu/patches/0003; one is all the phase needs).
+# under -icount, before lab/qemu/patches/0003; one is all the phase needs).
 vm_mana_dev_lost() {
 	local name=$1 k=$2 ko=$3
 	shift 3
@@ -313,7 +313,7 @@ vm_xoff() {
 }
 
 # chroot_cell NAME ID DRIVER DIR: build DRIVER for the row ID of
-# scripts/matrix.conf in that row's cached chroot (scripts/matrix.sh, its
+# lab/matrix.conf in that row's cached chroot (lab/matrix.sh, its
 # outputs under DIR); PASS or FAIL NAME.  On success sets CELL_KVER,
 # CELL_CHROOT, CELL_KO (the module, in the chroot's tree) and CELL_LOG (the
 # cell's build log); returns 1 otherwise.
@@ -322,7 +322,7 @@ chroot_cell() {
 	bases=$(dirname "$(base_dir x)")
 	mkdir -p "$dir"
 	MATRIX_RESULTS=$dir BQLKIT_BUILD=$dir/build BQLKIT_BASES=$bases \
-		"$BQLKIT_TOP/scripts/matrix.sh" "^$id\$" >"$dir/out" 2>&1 || rc=$?
+		"$BQLKIT_TOP/lab/matrix.sh" "^$id\$" >"$dir/out" 2>&1 || rc=$?
 	cell=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; c=r["cells"][sys.argv[2]]
 print(r["kernel"], c["status"], c["detail"])' "$dir/matrix.json" "$drv" 2>/dev/null) || {
 		fail "$name" "the matrix row did not run (exit $rc): $(tail -1 "$dir/out")"
@@ -334,7 +334,7 @@ print(r["kernel"], c["status"], c["detail"])' "$dir/matrix.json" "$drv" 2>/dev/n
 		return 1
 	fi
 	pass "$name"
-	env=$(awk -v id="$id" '$1 == id { print $5 }' "$BQLKIT_TOP/scripts/matrix.conf")
+	env=$(awk -v id="$id" '$1 == id { print $5 }' "$BQLKIT_TOP/lab/matrix.conf")
 	CELL_CHROOT=$BQLKIT_CACHE/chroots/${env#chroot:}-amd64
 	# shellcheck disable=SC2034 # for the caller, as the comment above says
 	CELL_KO=$CELL_CHROOT/bqlkit/out/$id/$CELL_KVER/$drv.ko

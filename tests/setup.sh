@@ -55,7 +55,7 @@ done
 # no Debian source; not in CI).  An O= output directory's source is its
 # "source" link.
 # The same for the kernels built from such trees for the VM tests (t64:
-# scripts/build-vm-kernel.sh; debug kernels come from Debian's source).
+# lab/build-vm-kernel.sh; debug kernels come from Debian's source).
 tree_kernels() {
 	local mark
 	for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do

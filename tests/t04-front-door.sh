@@ -1,7 +1,7 @@
 #!/bin/bash
 # The front door: README is short, has the two commands near its top, a
 # Layout naming every top-level folder, a support table that is what
-# scripts/support-table.py generates, and links that lead somewhere;
+# lab/support-table.py generates, and links that lead somewhere;
 # make help follows the pipeline in 40 lines and, with make help-bench,
 # names every target the Makefile declares.
 set -euo pipefail
@@ -48,10 +48,10 @@ else
 fi
 
 # The support table is the generator's, and the check catches one that is not.
-check readme-support-table-current python3 "$BQLKIT_TOP/scripts/support-table.py" --check "$readme"
+check readme-support-table-current python3 "$BQLKIT_TOP/lab/support-table.py" --check "$readme"
 sed '/^| veth | 5.10 |/s/| [^|]* |$/| edited by hand |/' "$readme" >"$tmp/README.md"
 check readme-support-table-edit-differs test "$(grep -c 'edited by hand' "$tmp/README.md")" -eq 1
-out=$(python3 "$BQLKIT_TOP/scripts/support-table.py" --check "$tmp/README.md" 2>&1) && rc=0 || rc=$?
+out=$(python3 "$BQLKIT_TOP/lab/support-table.py" --check "$tmp/README.md" 2>&1) && rc=0 || rc=$?
 check readme-support-table-check-catches-an-edit test "$rc" -eq 1
 has readme-support-table-check-shows-diff '^-| veth | 5.10 | .* edited by hand |$' "$out"
 

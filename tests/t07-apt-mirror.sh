@@ -4,7 +4,7 @@
 # machine met for bookworm-security's armhf index: scripts/apt-private.sh
 # tries apt-get update again, then goes on with the index files apt did
 # fetch and says which are missing; with none it fails with apt's error and
-# the log, and scripts/get-headers.sh shows that error (it showed nothing).
+# the log, and lab/get-headers.sh shows that error (it showed nothing).
 # Played with an apt-get in PATH that answers `update` as such a mirror.
 # Then callers of one suite at once (make bench beside make check): each
 # sees a whole sources.list, and one apt-get update serves them all.
@@ -67,7 +67,7 @@ has mirror-other-error-fails "^bqlkit: error: apt-get update for bookworm-securi
 # get-headers.sh (make matrix's cells) shows that one error line.
 export BQLKIT_CACHE=$tmp/cache-headers FAKE_APT=none
 bad mirror-none-get-headers-says-why "apt-get update for bookworm-security (armhf) failed: E: Failed to fetch .*Mirror sync in progress.*(log: $BQLKIT_CACHE/apt/bookworm-security-armhf/update.log)" \
-	"$BQLKIT_TOP/scripts/get-headers.sh" bookworm-security armhf linux-headers-armmp
+	"$BQLKIT_TOP/lab/get-headers.sh" bookworm-security armhf linux-headers-armmp
 
 # Callers at once.  Before the lock and the renames, 3 of 48 calls read a
 # sources.list another caller had just truncated (apt-cache: "E: You must

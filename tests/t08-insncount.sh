@@ -1,5 +1,5 @@
 #!/bin/bash
-# scripts/insncount.py on a profile it can check by hand: a function built
+# lab/insncount.py on a profile it can check by hand: a function built
 # here, a guest console log whose kallsyms place it (as a BENCH_PROFILE=1
 # boot prints them) and a profile with counts at two of its instructions
 # and one outside it.  profile sums per function; annotate puts the counts
@@ -8,7 +8,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ic=$BQLKIT_TOP/scripts/insncount.py
+ic=$BQLKIT_TOP/lab/insncount.py
 
 cat >"$tmp/m.c" <<'EOF'
 int probe_fn(int a, int b)

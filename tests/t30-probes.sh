@@ -62,7 +62,7 @@ expect_error probe-unusable-headers "cannot compile modules" "$BQLKIT_TOP/script
 for k in $(test_kernels); do
 	series=$(series_of "$(kernel_version "$(kdir_for "$k")")")
 	check "facts-$series-fq_codel-fix-present" bash -c \
-		"'$BQLKIT_TOP/scripts/kernel-facts.sh' '$(kdir_for "$k")' | grep -qx fq_codel_stale_state_fix=present"
+		"'$BQLKIT_TOP/lab/kernel-facts.sh' '$(kdir_for "$k")' | grep -qx fq_codel_stale_state_fix=present"
 done
 mkdir -p "$tmp/nofix/include/net"
 cp "$(kdir_for "$(test_kernels | head -1)")/Makefile" "$tmp/nofix/Makefile.orig"
@@ -72,7 +72,7 @@ awk '/^static struct sk_buff \*codel_dequeue/ { f = 1 }
 	f && /first_above_time = 0;/ && !done { done = 1; next } { print }' \
 	"$common/include/net/codel_impl.h" >"$tmp/nofix/include/net/codel_impl.h"
 check facts-fq_codel-fix-absent-detected bash -c \
-	"'$BQLKIT_TOP/scripts/kernel-facts.sh' '$tmp/nofix' | grep -qx fq_codel_stale_state_fix=absent"
+	"'$BQLKIT_TOP/lab/kernel-facts.sh' '$tmp/nofix' | grep -qx fq_codel_stale_state_fix=absent"
 # Headers in a build chroot (make bench on a matrix row): their Makefile
 # names the -common half by its path inside the chroot.
 k1=$(test_kernels | head -1)
@@ -83,4 +83,4 @@ sed 's|^include .*/Makefile$|include /usr/src/common/Makefile|' "$(kdir_for "$k1
 cp "$common/include/net/codel_impl.h" "$croot/usr/src/common/include/net/"
 cp "$common/Makefile" "$croot/usr/src/common/Makefile"
 check facts-chroot-headers bash -c \
-	"'$BQLKIT_TOP/scripts/kernel-facts.sh' '$ch' | grep -qx fq_codel_stale_state_fix=present"
+	"'$BQLKIT_TOP/lab/kernel-facts.sh' '$ch' | grep -qx fq_codel_stale_state_fix=present"

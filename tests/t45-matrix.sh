@@ -14,7 +14,7 @@ rc=0
 # expands prefix assignments left to right, each seeing the previous ones).
 bases=$(dirname "$(base_dir x)")
 MATRIX_RESULTS=$tmp BQLKIT_BUILD=$tmp/build BQLKIT_BASES=$bases \
-	"$BQLKIT_TOP/scripts/matrix.sh" '^bookworm-(6\.1|6\.12)(-arm64)?$|^bookworm-6\.1-armmp$' >"$tmp/out" 2>&1 || rc=$?
+	"$BQLKIT_TOP/lab/matrix.sh" '^bookworm-(6\.1|6\.12)(-arm64)?$|^bookworm-6\.1-armmp$' >"$tmp/out" 2>&1 || rc=$?
 if [ ! -f "$tmp/matrix.json" ]; then
 	fail matrix-small-ran "no results/matrix.json (exit $rc): $(tail -1 "$tmp/out")"
 	exit 0
@@ -47,7 +47,7 @@ exec {hold}>>"$fake/trixie-amd64.lock"
 flock -s "$hold"
 rc=0
 BQLKIT_CACHE=$tmp/cache MATRIX_RESULTS=$tmp/held BQLKIT_BUILD=$tmp/build-held \
-	timeout 15 "$BQLKIT_TOP/scripts/matrix.sh" '^trixie-6\.12$' >"$tmp/held.out" 2>&1 || rc=$?
+	timeout 15 "$BQLKIT_TOP/lab/matrix.sh" '^trixie-6\.12$' >"$tmp/held.out" 2>&1 || rc=$?
 exec {hold}>&-
 check matrix-chroot-waits test "$rc" -eq 124
 has matrix-chroot-says-waiting "waiting for the other runs that use the trixie chroot" "$(cat "$tmp/held.out")"
@@ -83,7 +83,7 @@ interrupt() {
 }
 c=$tmp/cache-int/chroots
 interrupt sigint-matrix-chroot env BQLKIT_CACHE="$tmp/cache-int" MATRIX_RESULTS="$tmp/int" BQLKIT_BUILD="$tmp/build-int" \
-	"$BQLKIT_TOP/scripts/matrix.sh" '^trixie-6\.12$'
+	"$BQLKIT_TOP/lab/matrix.sh" '^trixie-6\.12$'
 lacks sigint-matrix-chroot-nothing-half-made . "$(cd "$c" && ls -d trixie-amd64.tar trixie-amd64.tar.tmp trixie-amd64.tar.packages trixie-amd64 2>/dev/null)"
 # The suite's chroot (tests/chroot.sh), its 5.10 headers taken from this
 # machine's cache when there.

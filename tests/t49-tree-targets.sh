@@ -7,7 +7,7 @@
 #   make import SRC=TREE        the base, from the tree
 #   make bench                  one short stock/kit boot pair on the kernel
 #                               make vm-kernel built (its O= dir as KDIR);
-#                               the kit's QEMU (scripts/build-qemu.sh, keyed
+#                               the kit's QEMU (lab/build-qemu.sh, keyed
 #                               by content) from the suite's cache: t82
 #                               builds the same one, ~8 min from nothing
 #   make prepare-tree TREE      defconfig + the kit's drivers, modules_prepare

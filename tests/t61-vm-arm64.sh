@@ -3,7 +3,7 @@
 # qemu-system-aarch64 (TCG, -M virt), an arm64 initramfs (arm64 busybox,
 # iproute2, ethtool, ping and their libraries from arm64 .debs; static
 # aarch64 udpflood/bqlwatch) and the kit's veth.ko cross-built against the
-# arm64 headers (scripts/get-headers.sh, the host's linux-kbuild).  Runs the
+# arm64 headers (lab/get-headers.sh, the host's linux-kbuild).  Runs the
 # smoke scenario; one line per guest check: vm-arm64-<series>-<check>.
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -18,7 +18,7 @@ mkdir -p "$logs"
 suite=$(. /etc/os-release && echo "$VERSION_CODENAME")-security
 
 # The kernel the distro's arm64 headers metapackage names, and its headers.
-if ! out=$("$BQLKIT_TOP/scripts/get-headers.sh" "$suite" arm64 linux-headers-arm64 2>"$logs/vm-arm64-headers.err"); then
+if ! out=$("$BQLKIT_TOP/lab/get-headers.sh" "$suite" arm64 linux-headers-arm64 2>"$logs/vm-arm64-headers.err"); then
 	fail vm-arm64-headers "cannot get the arm64 headers: $(tail -1 "$logs/vm-arm64-headers.err")"
 	exit 0
 fi

@@ -13,7 +13,7 @@ fi
 logs=$BQLKIT_BUILD/test-logs
 mkdir -p "$logs"
 suite=$(. /etc/os-release && echo "$VERSION_CODENAME")-security
-if ! out=$("$BQLKIT_TOP/scripts/get-headers.sh" "$suite" arm64 linux-headers-arm64 2>"$logs/vm-mvneta-headers.err"); then
+if ! out=$("$BQLKIT_TOP/lab/get-headers.sh" "$suite" arm64 linux-headers-arm64 2>"$logs/vm-mvneta-headers.err"); then
 	fail vm-arm64-mvneta-headers "$(tail -1 "$logs/vm-mvneta-headers.err")"
 	exit 0
 fi

@@ -1,6 +1,6 @@
 #!/bin/bash
 # VM smoke test on kernels built from a source tree (5.15, 6.6, 6.18 LTS:
-# no Debian kernel image) by scripts/build-vm-kernel.sh, found as
+# no Debian kernel image) by lab/build-vm-kernel.sh, found as
 # $BQLKIT_CACHE/kernels/KVER/.bqlkit-tree-kernel (holding the O= build
 # directory, which has a full Module.symvers).  For each: build the kit's
 # veth against that directory, then run t60's smoke scenario with the stock
@@ -18,14 +18,14 @@ fi
 n=0
 for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 	[ -f "$mark" ] || continue
-	# Debug kernels (scripts/build-debug-kernels.sh) are not smoke-tested here.
+	# Debug kernels (lab/build-debug-kernels.sh) are not smoke-tested here.
 	[ ! -f "$(dirname "$mark")/.bqlkit-debug" ] || continue
 	n=$((n + 1))
 	k=$(basename "$(dirname "$mark")")
 	odir=$(cat "$mark")
 	t=vm-tree-$k
 	if [ ! -f "$odir/Module.symvers" ] || [ "$(cat "$odir/include/config/kernel.release" 2>/dev/null)" != "$k" ]; then
-		fail "$t" "$odir is not the build directory of $k (rebuild it: scripts/build-vm-kernel.sh TREE $odir)"
+		fail "$t" "$odir is not the build directory of $k (rebuild it: lab/build-vm-kernel.sh TREE $odir)"
 		continue
 	fi
 	# The base from the kernel's own tree (the O= directory's source link),
@@ -49,4 +49,4 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 	# t76's receiver-down scenario (veth-review.py finding 3) on this base too.
 	vm_xoff "$t" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-xoff-$k.log"
 done
-[ "$n" -gt 0 ] || skip vm-trees "not in CI: no 5.15/6.6 kernel built from a tree (scripts/build-vm-kernel.sh TREE OUTDIR)"
+[ "$n" -gt 0 ] || skip vm-trees "not in CI: no 5.15/6.6 kernel built from a tree (lab/build-vm-kernel.sh TREE OUTDIR)"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The VM tests' console logs on debug kernels (make check-debug:
-# scripts/build-debug-kernels.sh, KASAN + lockdep and KCSAN): the checkers
+# lab/build-debug-kernels.sh, KASAN + lockdep and KCSAN): the checkers
 # were on, and no KASAN, KCSAN, lockdep or WARN/BUG report names the kit's
 # code (tests/vm/find-reports.py).  Reports of the kernel's own code are
 # listed on stderr, not failed: the kit answers for its drivers.  Runs after

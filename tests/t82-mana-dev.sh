@@ -1,7 +1,7 @@
 #!/bin/bash
-# mana on a device: the kit's QEMU (scripts/build-qemu.sh, cached in
+# mana on a device: the kit's QEMU (lab/build-qemu.sh, cached in
 # $BQLKIT_CACHE/qemu; the first build takes ~8 min on 2 idle cores) runs two
-# emulated MANA VFs wired together (qemu/hw/net/mana*.c), and each test
+# emulated MANA VFs wired together (lab/qemu/hw/net/mana*.c), and each test
 # kernel's mana drives them: the kit's mana.ko through the full runtime
 # scenario (tests/vm/guest/mana-dev.sh: probe, ping, verified TCP both ways
 # with TSO and checksum offload, BQL on a rate-limited wire, RX doorbells

@@ -126,12 +126,12 @@ bad bench-pin-harness "BENCH_PIN_HARNESS must be 0 or 1, not 'yes'" \
 	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_PIN_HARNESS=yes
 bad bench-limit-max "BENCH_LIMIT_MAX must be a number of packets (0..256, veth's ring; unset = DQL's own limit), not '2k'" \
 	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_LIMIT_MAX=2k
-# scripts/trace-report.py: a console log without a trace window is
+# lab/trace-report.py: a console log without a trace window is
 # refused; one with a window is followed from a probe's enqueue to its
 # receive (skb addresses reused: each enqueue matches the next events).
 printf 'BQLKIT bench\n' >"$tmp/console-notrace.log"
 bad trace-report-no-window 'no "BQLKIT trace" window in .*console-notrace.log: bench with BENCH_TRACE_MS=N' \
-	python3 "$BQLKIT_TOP/scripts/trace-report.py" "$tmp/console-notrace.log"
+	python3 "$BQLKIT_TOP/lab/trace-report.py" "$tmp/console-notrace.log"
 {
 	echo 'BQLKIT trace begin label=t'
 	printf '%s\n' \
@@ -144,7 +144,7 @@ bad trace-report-no-window 'no "BQLKIT trace" window in .*console-notrace.log: b
 		' napi-7 [001] ..... 10.001200: netif_receive_skb: dev=vethB skbaddr=00000000aa len=32' | gzip | base64
 	echo 'BQLKIT trace end'
 } >"$tmp/console-trace.log"
-out=$(python3 "$BQLKIT_TOP/scripts/trace-report.py" "$tmp/console-trace.log" 2>&1) || true
+out=$(python3 "$BQLKIT_TOP/lab/trace-report.py" "$tmp/console-trace.log" 2>&1) || true
 has trace-report-probes "t: 7 events in 1.1 ms, 2 probes (len 46)" "$out"
 has trace-report-qdisc "qdisc_us  median \[q1..q3\] 200 \[150..250\]" "$out"
 has trace-report-ahead "ahead     median \[q1..q3\] 0 \[0..1\]" "$out"
@@ -256,9 +256,9 @@ bad input-frozen-suites "BQLKIT_FROZEN_SUITES: 'bookworm;x' is not a Debian suit
 # (the kernel named does not exist: no bench starts either way).
 bad input-bench-empty "BENCH_RUNS given empty: give a value or leave it out" mk bench BENCH_RUNS= BENCH_KERNELS=9.9.9-99-amd64
 bad input-bench-script-empty "BENCH_RUNS given empty: give a value or leave it out" \
-	env BENCH_RUNS= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/scripts/bench.sh"
+	env BENCH_RUNS= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/lab/bench.sh"
 bad input-bench-mana-script-empty "BENCH_RATE given empty: give a value or leave it out" \
-	env BENCH_RATE= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/scripts/bench-mana.sh"
+	env BENCH_RATE= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/lab/bench-mana.sh"
 # make dkms-source DESTDIR=<a directory the kit did not write> (DESTDIR=/usr/src
 # removed /usr/src): refused, left as it was; so is a checkout of the kit
 # (its dkms.conf and scripts, no mark); one the kit wrote is replaced.

@@ -19,20 +19,20 @@ import re
 import sys
 
 READS = [
-    # scripts/matrix.sh chroot_dir: the tarball of a suite's chroot, used
+    # lab/matrix.sh chroot_dir: the tarball of a suite's chroot, used
     # when its .packages says it was made with the package list it wants,
     # else deleted and made again.
-    ("$BQLKIT_CACHE/chroots/*-amd64.tar", "scripts/matrix.sh",
+    ("$BQLKIT_CACHE/chroots/*-amd64.tar", "lab/matrix.sh",
      'tar=$BQLKIT_CACHE/chroots/$1-amd64.tar'),
-    ("$BQLKIT_CACHE/chroots/*-amd64.tar", "scripts/matrix.sh",
+    ("$BQLKIT_CACHE/chroots/*-amd64.tar", "lab/matrix.sh",
      'tar -xf "$tar" -C "$dir"'),
-    ("$BQLKIT_CACHE/chroots/*-amd64.tar.packages", "scripts/matrix.sh",
+    ("$BQLKIT_CACHE/chroots/*-amd64.tar.packages", "lab/matrix.sh",
      '[ "$(cat "$tar.packages" 2>/dev/null)" != "$include" ]'),
-    # scripts/get-headers.sh: apt-get download in the suite's and arch's
+    # lab/get-headers.sh: apt-get download in the suite's and arch's
     # directory keeps a .deb it finds there; it is unpacked from there.
-    ("$BQLKIT_CACHE/debs/*-*/linux-headers-*.deb", "scripts/get-headers.sh",
+    ("$BQLKIT_CACHE/debs/*-*/linux-headers-*.deb", "lab/get-headers.sh",
      'debs=$BQLKIT_CACHE/debs/$suite-$arch'),
-    ("$BQLKIT_CACHE/debs/*-*/linux-headers-*.deb", "scripts/get-headers.sh",
+    ("$BQLKIT_CACHE/debs/*-*/linux-headers-*.deb", "lab/get-headers.sh",
      '(cd "$debs" && apt_p apt-get download -qq'),
     # scripts/fetch-source.sh (row_base in matrix.sh): the candidate
     # version's .deb, downloaded only when missing.

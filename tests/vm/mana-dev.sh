@@ -3,7 +3,7 @@
 #             [--log FILE] [--append STR] [--timeout SECS] [--smp N]
 #             [--vf-props STR] [--qemu DIR] [--qmp SOCKET] [--icount SPEC]
 #             [--plugin NAME,ARGS] [--file SRC:DST]... [--quiet]
-# Boot Debian kernel KVER in the kit's QEMU (scripts/build-qemu.sh) with
+# Boot Debian kernel KVER in the kit's QEMU (lab/build-qemu.sh) with
 # two emulated MANA VFs on one hub, i.e. a wire between them, and run a
 # mana scenario (guest/NAME.sh, default mana-dev): with --module the kit's
 # mana.ko, else the kernel's own; the kernel's mana_ib.ko is loaded too
@@ -46,7 +46,7 @@ done
 logf=${logf:-$BQLKIT_VM_BUILD/logs/$scenario-$kver-$(date +%Y%m%d-%H%M%S).log}
 
 if [[ -z $qemu ]]; then
-	qemu=$("$VM_DIR/../../scripts/build-qemu.sh" | tail -n1) || die "cannot build the kit's QEMU (scripts/build-qemu.sh)"
+	qemu=$("$VM_DIR/../../lab/build-qemu.sh" | tail -n1) || die "cannot build the kit's QEMU (lab/build-qemu.sh)"
 fi
 kimg=$("$VM_DIR/get-kernel.sh" ${suite:+--suite "$suite"} "$kver")
 

@@ -12,7 +12,7 @@
  *
  * DEV is a network interface (eth0; looked up in this network namespace's
  * /sys) or a PCI address (0000:00:03.0).  The port is a vendor-specific
- * capability in PCI config space (qemu/hw/net/mana_debug.h describes it):
+ * capability in PCI config space (lab/qemu/hw/net/mana_debug.h describes it):
  * config space stays reachable while the mana driver owns the BARs.
  */
 #include <dirent.h>
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../qemu/hw/net/mana_debug.h"
+#include "../../lab/qemu/hw/net/mana_debug.h"
 
 #define PCI_DIR "/sys/bus/pci/devices"
 

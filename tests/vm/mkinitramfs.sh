@@ -59,7 +59,7 @@ trap 'rm -rf "$root"' EXIT
 # build_tool NAME: the static guest tool tests/vm/NAME.c, rebuilt when newer.
 build_tool() {
 	local bin=$bindir/$1 src=$VM_DIR/$1.c
-	if [[ ! -x $bin || $src -nt $bin || $VM_DIR/../../qemu/hw/net/mana_debug.h -nt $bin ]]; then
+	if [[ ! -x $bin || $src -nt $bin || $VM_DIR/../../lab/qemu/hw/net/mana_debug.h -nt $bin ]]; then
 		"$cc" -O2 -Wall -static -o "$bin.$$" "$src" || die "cannot build $1"
 		mv "$bin.$$" "$bin"
 	fi

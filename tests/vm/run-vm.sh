@@ -7,7 +7,7 @@
 # console to stdout (unless --quiet) and to the log.  Fails if the VM timed
 # out or never printed BQLKIT-END.  --arch: Debian architecture of the
 # kernel (amd64 by default; arm64 runs qemu-system-aarch64 -M virt).
-# --qemu: a QEMU directory (the one scripts/build-qemu.sh prints: its
+# --qemu: a QEMU directory (the one lab/build-qemu.sh prints: its
 # qemu-system-* and firmware-args); amd64 guests boot the kit's QEMU without
 # it too, arm64 guests Debian's (see "Which QEMU" below); --qemu-args: more
 # QEMU arguments (e.g. -netdev/-device for an emulated MANA VF); --qmp: a
@@ -44,9 +44,9 @@ done
 [[ -n $kver && -n $initrd && -n $logf ]] || usage
 [[ -f $initrd ]] || die "no such initrd: $initrd"
 # Which QEMU: --qemu DIR; else, for an amd64 guest, the kit's
-# (scripts/build-qemu.sh, cached in $BQLKIT_CACHE/qemu): Debian's
+# (lab/build-qemu.sh, cached in $BQLKIT_CACHE/qemu): Debian's
 # qemu-system-x86_64 7.2 computes the flags after CMPXCHG8B/16B from a stale
-# cc_op (qemu/patches/0001-*), and SLUB's fast path is a cmpxchg16b loop:
+# cc_op (lab/qemu/patches/0001-*), and SLUB's fast path is a cmpxchg16b loop:
 # under load a guest takes garbage EFLAGS through an interrupt and dies.
 # VM_QEMU=debian boots Debian's anyway (no build).  arm64 guests boot
 # Debian's qemu-system-aarch64: the bug is in the x86 translator.
@@ -55,8 +55,8 @@ kit | debian) ;;
 *) die "VM_QEMU must be kit (the default) or debian, not '$VM_QEMU'" ;;
 esac
 if [[ -z $qemu_dir && $VM_ARCH == amd64 && ${VM_QEMU:-kit} == kit ]]; then
-	qemu_dir=$("$VM_DIR/../../scripts/build-qemu.sh" | tail -n1) && [[ -n $qemu_dir ]] ||
-		die "the kit's QEMU did not build (scripts/build-qemu.sh; its log is named above): fix that, or set VM_QEMU=debian to boot Debian's QEMU, whose x86 guests can crash under load"
+	qemu_dir=$("$VM_DIR/../../lab/build-qemu.sh" | tail -n1) && [[ -n $qemu_dir ]] ||
+		die "the kit's QEMU did not build (lab/build-qemu.sh; its log is named above): fix that, or set VM_QEMU=debian to boot Debian's QEMU, whose x86 guests can crash under load"
 fi
 [[ -z $plugin || -n $qemu_dir ]] || die "--plugin needs --qemu (the system's QEMU has no TCG plugins)"
 [[ -z $plugin || -f $qemu_dir/plugins/lib${plugin%%,*}.so ]] || die "--plugin: no $qemu_dir/plugins/lib${plugin%%,*}.so"
@@ -64,7 +64,7 @@ fi
 kdir=$("$VM_DIR/get-kernel.sh" --arch "$VM_ARCH" "$kver")
 kernel=$kdir/boot/vmlinuz-$kver
 cmdline="panic=-1 quiet $append"
-# A debug kernel (scripts/build-debug-kernels.sh) runs 2-4x slower under
+# A debug kernel (lab/build-debug-kernels.sh) runs 2-4x slower under
 # TCG (the VM's timeout and the guest's own, knob "slowdown", scale); its
 # sanitizer and lockdep reports print at KERN_WARNING and below,
 # which "quiet" keeps off the console the host scans (tests/t79).
@@ -86,7 +86,7 @@ if [[ -n $qemu_dir ]]; then
 	b='qemu-system-x86_64'
 	[[ $VM_ARCH != arm64 ]] || b='qemu-system-aarch64'
 	[[ -x $qemu_dir/$b && -f $qemu_dir/firmware-args ]] ||
-		die "--qemu $qemu_dir has no $b (scripts/build-qemu.sh, QEMU_TARGETS for other targets)"
+		die "--qemu $qemu_dir has no $b (lab/build-qemu.sh, QEMU_TARGETS for other targets)"
 fi
 accel=tcg,thread=multi
 [[ -z $icount ]] || accel="tcg,thread=single -icount $icount"

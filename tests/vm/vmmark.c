@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vmmark - execute the marker instruction of the insncount TCG plugin
- * (qemu/plugins/insncount.c), so that the host-side instruction counts can
+ * (lab/qemu/plugins/insncount.c), so that the host-side instruction counts can
  * be cut at this point of the guest's run.
  *
  *   vmmark mark|begin|end|short-turns|qemu-turns

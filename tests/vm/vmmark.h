@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The marker instruction of the insncount TCG plugin (qemu/plugins/
+ * The marker instruction of the insncount TCG plugin (lab/qemu/plugins/
  * insncount.c): "nopl 0x42514cCC(%rax,%rax,1)" on x86-64, CC = the command
  * (0x00 mark, 0x01 mark and begin a profile, 0x02 mark and write it, 0x03
  * mark and make single-threaded TCG's vCPU turns short, 0x04 mark and

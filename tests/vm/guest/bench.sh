@@ -1,5 +1,5 @@
 #!/bin/sh
-# Benchmark scenario (scripts/bench.sh boots it once per run and variant):
+# Benchmark scenario (lab/bench.sh boots it once per run and variant):
 # veth pair A -> B, fq_codel on vethA, TSO off on vethA, GRO on at vethB.
 # A plan of UDP floods (bqlkit.plan): first the unslowed-receiver floods (no
 # ingress filters), then the idle RTT and the slowed-receiver floods (N
@@ -31,7 +31,7 @@
 # sampler beside them (their work is time-proportional), vm_mark before the
 # sender starts and after the sink has read the last datagram; the host
 # divides the instructions between the two markers by the datagrams the
-# sink read (scripts/bench-report.py).
+# sink read (lab/bench-report.py).
 # Knobs (kernel cmdline): bqlkit.plan=KIND:TXUS:PAYLOAD:SECS|COUNT,... (KIND
 #   u|s|c: unslowed, slowed, cost (COUNT datagrams); TXUS - = the module's
 #   default) bqlkit.main_tx_usecs=T (recorded only) bqlkit.probe_ms=N
@@ -41,11 +41,11 @@
 #   of type t/T/w/W, gzip'ed and base64'ed between "BQLKIT kallsyms begin"
 #   and "BQLKIT kallsyms end": Debian ships no real System.map)
 #   bqlkit.qdisc=root|mq vethA's qdisc (lib.sh pair_qdisc; root)
-#   bqlkit.trace_ms=N (scripts/bench.sh BENCH_TRACE_MS; 0)
+#   bqlkit.trace_ms=N (lab/bench.sh BENCH_TRACE_MS; 0)
 #   bqlkit.limit_max=N the kit boot caps DQL's limit on vethA's tx queues
-#   at N before every flood (scripts/bench.sh BENCH_LIMIT_MAX; unset: none)
+#   at N before every flood (lab/bench.sh BENCH_LIMIT_MAX; unset: none)
 #   bqlkit.pin_harness=1 this script and all it starts run on vCPU 0
-#   (scripts/bench.sh BENCH_PIN_HARNESS; 0: the scheduler places them)
+#   (lab/bench.sh BENCH_PIN_HARNESS; 0: the scheduler places them)
 #   bqlkit.slow=N (500) bqlkit.sockets=N (4) bqlkit.idle=N idle pings (100)
 #   bqlkit.watch_us=N BQL read interval (2000); without a plan:
 #   bqlkit.payloads=64,1472 bqlkit.secs=S (10) bqlkit.tx_usecs=N, i.e. every
@@ -283,7 +283,7 @@ set_limit_max() {
 # clock mono).  The events are enabled before the flood (under load that
 # took seconds) with tracing off; the window only turns tracing on and off.
 # trace_dump prints them gzip'ed and base64'ed between "BQLKIT trace begin
-# label=L" and "BQLKIT trace end" (scripts/trace-report.py reads them).
+# label=L" and "BQLKIT trace end" (lab/trace-report.py reads them).
 TR=/sys/kernel/tracing
 trace_arm() {
 	[ -d "$TR/events" ] || mount -t tracefs tracefs "$TR" 2>/dev/null || return 0
@@ -403,7 +403,7 @@ cost_flood() {
 	cat "$BQLKIT_RUN/send.out" "$BQLKIT_RUN/sink.out"
 }
 
-# The flood plan: bqlkit.plan=KIND:TXUS:PAYLOAD:SECS,... (scripts/bench.sh
+# The flood plan: bqlkit.plan=KIND:TXUS:PAYLOAD:SECS,... (lab/bench.sh
 # writes it; KIND u = unslowed receiver, s = slowed by SLOW filters; TXUS -
 # = the module's default).  Without it: every payload slowed at
 # bqlkit.tx_usecs (the scenario before the plan existed).
@@ -423,7 +423,7 @@ emit "plan floods=$PLAN main_tx_usecs=$(knob main_tx_usecs "${TX_USECS:--}")"
 # floods.
 TURNS=qemu-turns
 for KIND in c t u s; do
-	# The emulator's vCPU turns (insncount's turn_us, scripts/bench.sh
+	# The emulator's vCPU turns (insncount's turn_us, lab/bench.sh
 	# BENCH_TURN_US): short for the idle probes and the timed floods,
 	# QEMU's own for the cost floods.
 	case $KIND in c | t) _turns=qemu-turns ;; *) _turns=short-turns ;; esac

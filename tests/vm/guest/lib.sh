@@ -43,7 +43,7 @@ check() {
 
 # emulator_check: the emulator keeps the flags that CMPXCHG8B/16B leave
 # alone (tests/vm/cx16flags.c; Debian's QEMU 7.2 does not, and a guest dies
-# of it under load: qemu/patches/0001-*).  Run by init before every
+# of it under load: lab/qemu/patches/0001-*).  Run by init before every
 # scenario; amd64 guests only (the tool is x86-64 code).
 emulator_check() {
 	[ -x /usr/bin/cx16flags ] || return 0
@@ -390,7 +390,7 @@ kit_module_loaded() {
 }
 
 # vm_mark LABEL [mark|begin|end|short-turns|qemu-turns]: execute the
-# marker of the insncount TCG plugin (qemu/plugins/insncount.c; vmmark) and
+# marker of the insncount TCG plugin (lab/qemu/plugins/insncount.c; vmmark) and
 # emit
 #   BQLKIT mark label=LABEL seq=N cmd=CMD
 # N numbers the markers from 1 as the plugin does (the plugin's output line

@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # shellcheck shell=dash source-path=SCRIPTDIR
 # mana latency under load on two emulated MANA VFs wired together
-# (scripts/bench-mana.sh boots it once per run and variant, through
+# (lab/bench-mana.sh boots it once per run and variant, through
 # tests/vm/mana-dev.sh --scenario mana-bench).  The wire from A to B is
 # limited to bqlkit.rate Mbit/s by the device model (TX completions come at
 # line rate, as on a real NIC), so the SQ fills: with the stock mana the
@@ -16,7 +16,7 @@
 #           bqlkit.warmup s the same probes for bqlkit.secs s, A's BQL
 #           sampled on every TX queue (bqlwatch), the device's counters
 #           and A's qdisc before and after
-# Cost floods (bqlkit.cost=COUNT, scripts/bench-mana.sh boots them under
+# Cost floods (bqlkit.cost=COUNT, lab/bench-mana.sh boots them under
 # -icount with the insncount TCG plugin; bqlkit.latency=0 skips the cases
 # above): per queue count, bqlkit.cost_reps identical floods of COUNT
 # bqlkit.cost_payload-byte datagrams A -> B on an unlimited wire (sender

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench-mana-report.py: results/bench-mana-<kernel>.json, bench-mana.md and
-bench-mana.png from the console logs of scripts/bench-mana.sh
+bench-mana.png from the console logs of lab/bench-mana.sh
 (tests/vm/guest/mana-bench.sh's data lines).
 
 Per kernel and case (queue count x load): medians over the complete runs of
@@ -38,7 +38,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import insncount  # noqa: E402  (scripts/insncount.py)
+import insncount  # noqa: E402  (lab/insncount.py)
 
 VARIANTS = ("stock", "kit")
 HEADLINE = "q1-tcp"
@@ -106,7 +106,7 @@ def metrics(c):
 
 
 def read_info(path):
-    """The key=value lines scripts/bench-mana.sh wrote about a module."""
+    """The key=value lines lab/bench-mana.sh wrote about a module."""
     info = {}
     if os.path.exists(path):
         for line in open(path):
@@ -342,7 +342,7 @@ def markdown(results, params, command, wall):
     L.append(f"Produced by `{command}` on {results[0]['generated'] if results else 'NA'} (wall time {w}); "
              f"parameters: `{params}`.")
     L.append("")
-    L.append("Two emulated MANA VFs (the kit's QEMU device model, `qemu/hw/net/mana.c`) on one QEMU hub: "
+    L.append("Two emulated MANA VFs (the kit's QEMU device model, `lab/qemu/hw/net/mana.c`) on one QEMU hub: "
              "netns A sends to netns B over a wire the model limits to the given rate (TX completions at line "
              "rate), so the SQ fills as on a real NIC.  Per boot and queue count (`ethtool -L combined Q`): a "
              "TCP request/response probe (`tcpload rr-client`, 1-byte requests, one in flight) and `ping -i "
@@ -427,7 +427,7 @@ def cost_markdown(results):
     L = ["## Cost per datagram: guest instructions and doorbells (noise-free)", ""]
     gen = sorted({f"`{r['cost']['command']}` on {r['cost']['generated']} (`{r['cost']['bench_params']}`)" for r in rows})
     L.append("Produced by " + "; ".join(gen) + ".  Separate boots under `-icount` (one TCG thread, guest time "
-             "from the instruction count) with the kit's insncount TCG plugin (`qemu/plugins/insncount.c`): per "
+             "from the instruction count) with the kit's insncount TCG plugin (`lab/qemu/plugins/insncount.c`): per "
              "queue count, identical floods of a fixed number of small UDP datagrams from 4 sockets A -> B on an "
              "unlimited wire (sender on vCPU 0, sink on vCPU 1).  insn/pkt = guest instructions of both vCPUs, "
              "kernel and user, from the sender's first datagram to the sink's last, per delivered datagram; "

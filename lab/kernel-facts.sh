@@ -9,7 +9,7 @@
 #   codel_dequeue() finds the flow empty; without it sparse flows (ping)
 #   lose packets under load whatever BQL does.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
 
 [ $# -eq 1 ] || die "usage: kernel-facts.sh KDIR"
 kdir=$1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The rows of scripts/matrix.conf that CI can run, as a GitHub Actions job
+"""The rows of lab/matrix.conf that CI can run, as a GitHub Actions job
 matrix.
 
 usage: matrix-rows.py [MATRIX_CONF] [ID_REGEX]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Build every driver of the kit against every kernel of scripts/matrix.conf
+# Build every driver of the kit against every kernel of lab/matrix.conf
 # and write results/matrix.md and results/matrix.json.
 #
 #   matrix.sh [ID_REGEX]          (MATRIX_JOBS=2 cells at a time)
@@ -8,10 +8,10 @@
 #
 # A cell is ok, FAIL (first error line), or skip (why).  Exit 1 if any cell
 # failed.  Headers come from Debian's archive without touching /etc/apt
-# (scripts/get-headers.sh); kernels newer than the host's toolchain are
+# (lab/get-headers.sh); kernels newer than the host's toolchain are
 # built in cached mmdebstrap chroots ($BQLKIT_CACHE/chroots).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
 
 # chroot_include: what a build needs in a chroot (scripts/build-deps.list,
 # but for dkms: the cells build with make): a cached chroot made with
@@ -153,8 +153,8 @@ carried() { compgen -G "$BQLKIT_TOP/patches/*/$1/series" >/dev/null; }
 # Nothing for a tree row, nor what cannot be resolved (the run says why).
 cache_keys() {
 	local id='' suite arch meta env kver series deb
-	read -r id suite arch meta env < <(awk -v id="$1" '$1 == id' "$BQLKIT_TOP/scripts/matrix.conf") || true
-	[ -n "$id" ] || die "scripts/matrix.conf has no row '$1'"
+	read -r id suite arch meta env < <(awk -v id="$1" '$1 == id' "$BQLKIT_TOP/lab/matrix.conf") || true
+	[ -n "$id" ] || die "lab/matrix.conf has no row '$1'"
 	case $env in
 	chroot:*)
 		echo "chroot=${env#chroot:}"
@@ -164,7 +164,7 @@ cache_keys() {
 	host | cross) ;;
 	*) return 0 ;;
 	esac
-	kver=$("$BQLKIT_TOP/scripts/get-headers.sh" --kver "$suite" "$arch" "$meta") || return 0
+	kver=$("$BQLKIT_TOP/lab/get-headers.sh" --kver "$suite" "$arch" "$meta") || return 0
 	[[ $env == chroot:* ]] || echo "kver=$kver"
 	[[ $kver =~ ^[0-9]+\.[0-9]+ ]] || return 0
 	series=${BASH_REMATCH[0]}
@@ -196,7 +196,7 @@ while read -r id suite arch meta env; do
 	[[ $id =~ $filter ]] || continue
 	case $env in
 	host | cross)
-		if ! r=$("$BQLKIT_TOP/scripts/get-headers.sh" "$suite" "$arch" "$meta" 2>"$out/$id.prep.err"); then
+		if ! r=$("$BQLKIT_TOP/lab/get-headers.sh" "$suite" "$arch" "$meta" 2>"$out/$id.prep.err"); then
 			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$suite" "$arch" "-" "-" "$env" >>"$out/kernels"
 			echo "FAIL $(grep -m1 '^bqlkit: error:' "$out/$id.prep.err" | sed 's/^bqlkit: error: //' ||
 				echo "get-headers.sh $suite $arch $meta failed: $(tail -1 "$out/$id.prep.err")") (log: $out/$id.prep.err)" >"$out/$id.prep"
@@ -271,7 +271,7 @@ while read -r id suite arch meta env; do
 	*) die "matrix.conf: $id: unknown ENV '$env'" ;;
 	esac
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$suite" "$arch" "$kver" "$kdir" "$env" >>"$out/kernels"
-done <"$BQLKIT_TOP/scripts/matrix.conf"
+done <"$BQLKIT_TOP/lab/matrix.conf"
 
 # One job per (kernel, driver).
 : >"$out/jobs"
@@ -358,4 +358,4 @@ report() {
 export -f report
 tr '\n' '\0' <"$out/kernels" | xargs -0 -P "$jobs" -I{} bash -c 'report "$1"' _ {}
 
-python3 "$BQLKIT_TOP/scripts/matrix-report.py" "$out" "$results" "$BQLKIT_DRIVERS" "$(($(date +%s) - start))"
+python3 "$BQLKIT_TOP/lab/matrix-report.py" "$out" "$results" "$BQLKIT_DRIVERS" "$(($(date +%s) - start))"

@@ -3,7 +3,7 @@
 
     bench-report.py --out DIR [--runs N] [--wall SECS] [--command STR] KVER...
 
-Reads DIR/bench-<kver>-<stock|kit>-<run>.log (written by scripts/bench.sh),
+Reads DIR/bench-<kver>-<stock|kit>-<run>.log (written by lab/bench.sh),
 writes DIR/bench-<kver>.json (medians over runs, the ratios and the
 targets: what results/ keeps), DIR/bench-<kver>.raw.json (the samples of
 every run, parsed from the logs: like the logs, not committed),
@@ -86,7 +86,7 @@ KIND_TARGETS = {"slowed": ("p50_ratio", "p99_ratio", "p50_vs_idle"),
                 "split": ("cost_ratio",)}
 SID = re.compile(r"^(?:slow(\d+)|(unslowed|cost|split))-(\d+)B-txus(\d+|def)$")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import insncount  # noqa: E402  (scripts/insncount.py)
+import insncount  # noqa: E402  (lab/insncount.py)
 
 
 def sid_kind(m):
@@ -227,7 +227,7 @@ def parse_log(path):
     run["idle"]["rtt_ms"] = rtts.get("idle", [])
     run["idle"]["ping_tx"], run["idle"]["ping_rx"] = pings.get("idle", (0, 0))
     run["idle"]["tsprobe"] = probes.get("idle", {})
-    # The insncount plugin's output of this boot (scripts/bench.sh).
+    # The insncount plugin's output of this boot (lab/bench.sh).
     insn_file = re.sub(r"\.log$", ".insn", path)
     intervals = {}
     if os.path.exists(insn_file):
@@ -410,7 +410,7 @@ def kernel_report(out, kver, meta):
         "bench_params": meta.get("params", ""),
         "runs_requested": meta["runs"],
         "runs_complete": {v: sum(1 for r in runs[v] if r["complete"]) for v in VARIANTS},
-        # upstream 815980fe6dbb in this kernel's fq_codel (scripts/kernel-facts.sh)
+        # upstream 815980fe6dbb in this kernel's fq_codel (lab/kernel-facts.sh)
         "fq_codel_stale_state_fix": facts.get("fq_codel_stale_state_fix", "unknown"),
         "kernel_facts": facts,
         "kit_module": kit_module,

@@ -13,7 +13,7 @@
 # compiling devicetable-offsets.c and empty.c for it (ARCH, CROSS_COMPILE).
 # OUT/modpost.real-lsb-32 is the result (a big-endian target: -msb-32).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
 
 [ $# -eq 3 ] || die "usage: build-modpost.sh SOURCE KDIR OUT"
 src=$1 kdir=$2 out=$3

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build (once, cached) the debug kernels the kit's VM tests run on: from
-# Debian's linux-source-X.Y, through scripts/build-vm-kernel.sh, one kernel
+# Debian's linux-source-X.Y, through lab/build-vm-kernel.sh, one kernel
 # per flavour:
 #   kasan  KASAN (generic, inline) + lockdep (PROVE_LOCKING) + DEBUG_ATOMIC_SLEEP + DEBUG_NET
 #   kcsan  KCSAN + DEBUG_NET
@@ -14,13 +14,13 @@
 # when the source package or the VM-kernel builder changed.  Prints one line
 # per kernel: "<series> <flavour> <release> <build dir>".
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
 
 [ $# -gt 0 ] || set -- ${DEBUG_SERIES:-6.12}
 flavours=${DEBUG_FLAVOURS:-kasan kcsan}
 top=$BQLKIT_CACHE/debug
 mkdir -p "$top/src" "$top/build"
-builder=$BQLKIT_TOP/scripts/build-vm-kernel.sh
+builder=$BQLKIT_TOP/lab/build-vm-kernel.sh
 
 "$BQLKIT_TOP/scripts/install-deps.sh" tree
 for series in "$@"; do

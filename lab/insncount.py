@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""insncount.py: read the insncount TCG plugin's output (qemu/plugins/insncount.c)
+"""insncount.py: read the insncount TCG plugin's output (lab/qemu/plugins/insncount.c)
 together with the guest's console log, and give the instructions the guest
 executed between two of its markers.
 

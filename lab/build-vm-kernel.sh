@@ -18,10 +18,10 @@
 # "-e PMO_STATS_REPORTING" for a tree whose extra code needs it),
 # VM_NICE (niceness of the build, default 19),
 # VM_DEBUG (a debug flavour: "kasan" = KASAN + lockdep (PROVE_LOCKING,
-# DEBUG_ATOMIC_SLEEP) + DEBUG_NET, "kcsan" = KCSAN; scripts/build-debug-kernels.sh).
+# DEBUG_ATOMIC_SLEEP) + DEBUG_NET, "kcsan" = KCSAN; lab/build-debug-kernels.sh).
 # A debug kernel is also marked .bqlkit-debug (holding the flavour).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
 
 [ $# -eq 2 ] || die "usage: build-vm-kernel.sh TREE OUTDIR"
 valid_dir TREE "$1" "a clean kernel source tree"

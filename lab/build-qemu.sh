@@ -1,13 +1,13 @@
 #!/bin/bash
 # Build the kit's QEMU: Debian's QEMU source (bookworm, through the kit's
 # private APT config with deb-src lines; /etc/apt is never touched) with the
-# kit's fixes from qemu/patches/ applied (DEP-3 headers say why) and its
-# devices from qemu/hw/ added, and the kit's TCG plugins from
-# qemu/plugins/ built against it.  Only the targets asked for are built.
+# kit's fixes from lab/qemu/patches/ applied (DEP-3 headers say why) and its
+# devices from lab/qemu/hw/ added, and the kit's TCG plugins from
+# lab/qemu/plugins/ built against it.  Only the targets asked for are built.
 #
 #   build-qemu.sh [--print-key]        prints the output directory:
 #       DIR/qemu-system-<target>       one per target of QEMU_TARGETS
-#       DIR/plugins/lib<name>.so       one per qemu/plugins/<name>.c
+#       DIR/plugins/lib<name>.so       one per lab/qemu/plugins/<name>.c
 #       DIR/firmware-args              the -L options for Debian's firmware
 #
 # QEMU_TARGETS="x86_64 aarch64" (default x86_64).  The result is cached in
@@ -18,7 +18,7 @@
 # The first build takes ~8 min on 2 idle cores (48 min measured while four
 # other builds shared them); its log is named on failure.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
 
 print_key=
 [ "${1:-}" != --print-key ] || print_key=1
@@ -26,7 +26,7 @@ targets=${QEMU_TARGETS:-x86_64}
 suite=bookworm
 qdir=$BQLKIT_CACHE/qemu
 mkdir -p "$qdir"
-kit=$BQLKIT_TOP/qemu
+kit=$BQLKIT_TOP/lab/qemu
 
 # The source version: what the private deb-src index of bookworm offers.
 apt_src() { "$BQLKIT_TOP/scripts/apt-private.sh" "$suite" --src -- "$@"; }
@@ -87,7 +87,7 @@ if [ ! -f "$src/.unpacked" ]; then
 	touch "$src/.unpacked"
 fi
 
-# The kit's fixes: qemu/patches/*.patch, in order, on the pristine files
+# The kit's fixes: lab/qemu/patches/*.patch, in order, on the pristine files
 # (kept as *.bqlkit-orig the first time; restored before each build, so a
 # patch removed or changed since is undone too).
 find "$src" -name '*.bqlkit-orig' -print0 | while IFS= read -r -d '' o; do
@@ -99,9 +99,9 @@ for p in "$kit"/patches/*.patch; do
 		[ -f "$src/$f.bqlkit-orig" ] || cp "$src/$f" "$src/$f.bqlkit-orig"
 	done
 	patch -d "$src" -p1 --quiet --no-backup-if-mismatch <"$p" >>"$log" 2>&1 ||
-		fail "qemu/patches/$(basename "$p") does not apply to QEMU $ver"
+		fail "lab/qemu/patches/$(basename "$p") does not apply to QEMU $ver"
 done
-# The kit's devices: qemu/hw/<dir>/{*.c,*.h,trace-events}, added to the
+# The kit's devices: lab/qemu/hw/<dir>/{*.c,*.h,trace-events}, added to the
 # same directory of QEMU's tree and to its meson.build (any target with
 # PCI).  The pristine meson.build and trace-events are kept as *.orig.
 if [ -d "$kit/hw" ]; then
@@ -146,7 +146,7 @@ ninja -C "$bld" -j"$(nproc)" "${bins[@]}" >>"$log" 2>&1 || fail "QEMU build fail
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp/plugins"
 for b in "${bins[@]}"; do cp "$bld/$b" "$out.tmp/"; done
-# TCG plugins: one shared object per qemu/plugins/*.c, against this QEMU's
+# TCG plugins: one shared object per lab/qemu/plugins/*.c, against this QEMU's
 # plugin API header.
 for p in "$kit"/plugins/*.c; do
 	[ -e "$p" ] || continue

@@ -7,7 +7,7 @@
 #
 # Prints one line per problem, FILE:LINE:COL: MESSAGE [KIND]; exit 1 if any.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
 
 "$BQLKIT_TOP/scripts/install-deps.sh" lint
 [ $# -gt 0 ] || set -- "$BQLKIT_TOP"/.github/workflows/*.yml

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers of the benches (scripts/bench.sh, scripts/bench-mana.sh): the
+# Helpers of the benches (lab/bench.sh, lab/bench-mana.sh): the
 # laboratory's, apart from scripts/lib.sh, which the product (import, fit,
 # build, DKMS) loads.  Source it after lib.sh.
 
@@ -19,9 +19,9 @@ bench_no_empty() {
 bench_order() { if [ $(($1 % 2)) -eq 1 ]; then echo "stock kit"; else echo "kit stock"; fi; }
 
 # bench_chroot_row K: "SUITE ENV" when K names an amd64 chroot row of
-# scripts/matrix.conf (trixie-6.12, sid-7.2, trixie-bpo-7.3), else nothing.
+# lab/matrix.conf (trixie-6.12, sid-7.2, trixie-bpo-7.3), else nothing.
 bench_chroot_row() {
-	awk -v id="$1" '$1 == id && $5 ~ /^chroot:/ && $3 == "amd64" { print $2, $5 }' "$BQLKIT_TOP/scripts/matrix.conf"
+	awk -v id="$1" '$1 == id && $5 ~ /^chroot:/ && $3 == "amd64" { print $2, $5 }' "$BQLKIT_TOP/lab/matrix.conf"
 }
 
 # bench_check_kernel K: die unless make bench can build for and boot K: a
@@ -29,11 +29,11 @@ bench_chroot_row() {
 # vm-kernel), or a chroot row (bench_chroot_row).
 bench_check_kernel() {
 	[ -n "$(bench_chroot_row "$1")" ] || [ -d "$(kdir_for "$1")" ] ||
-		die "BENCH_KERNELS: $1 is neither an installed kernel with headers (/lib/modules/$1/build; tests/setup.sh installs the test kernels; or one make vm-kernel built) nor an amd64 chroot row of scripts/matrix.conf (trixie-6.12, sid-7.2, trixie-bpo-7.3)"
+		die "BENCH_KERNELS: $1 is neither an installed kernel with headers (/lib/modules/$1/build; tests/setup.sh installs the test kernels; or one make vm-kernel built) nor an amd64 chroot row of lab/matrix.conf (trixie-6.12, sid-7.2, trixie-bpo-7.3)"
 }
 
 # bench_chroot_build ROW DRIVER DIR LOG: build the kit's DRIVER for chroot
-# row ROW in its cached chroot (scripts/matrix.sh, outputs under DIR, its
+# row ROW in its cached chroot (lab/matrix.sh, outputs under DIR, its
 # log appended to LOG) and print "KVER MODULE": the Debian kernel release
 # and the module, in the chroot's tree.  Dies when it built none.
 bench_chroot_build() {
@@ -42,7 +42,7 @@ bench_chroot_build() {
 	# The bases of this build tree, imported there when missing.
 	bases=${BQLKIT_BASES:-$BQLKIT_BUILD/bases}
 	MATRIX_RESULTS=$dir BQLKIT_BUILD=$dir/build BQLKIT_DRIVERS=$drv BQLKIT_BASES=$bases \
-		"$BQLKIT_TOP/scripts/matrix.sh" "^$row\$" >>"$log" 2>&1 ||
+		"$BQLKIT_TOP/lab/matrix.sh" "^$row\$" >>"$log" 2>&1 ||
 		{ tail -5 "$log" >&2; die "$row: make matrix failed (log: $log)"; }
 	read -r kver status <<<"$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]
 print(r["kernel"], r["cells"][sys.argv[2]]["status"])' "$dir/matrix.json" "$drv")"

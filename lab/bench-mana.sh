@@ -9,7 +9,7 @@
 # real NIC.  Per queue count in BENCH_QUEUES: a TCP request/response probe
 # and ping from A to B, idle and then beside each load of BENCH_LOADS
 # (TCP streams, a UDP flood) from A to B; the wire's throughput, A's BQL
-# and the device's doorbell counters beside them.  scripts/bench-mana-report.py turns the console
+# and the device's doorbell counters beside them.  lab/bench-mana-report.py turns the console
 # logs into results/bench-mana-<kernel>.json, results/bench-mana.md and
 # results/bench-mana.png.  Not part of the test suite: nothing here passes
 # or fails on the numbers (a run whose guest could not measure is kept out
@@ -18,7 +18,7 @@
 # Environment (make bench DRIVER=mana passes these through):
 #   BENCH_KERNELS  kernels: an installed kernel (its headers here; default
 #                  build/test-kernels, made by tests/setup.sh) or a row of
-#                  scripts/matrix.conf built in a chroot (trixie-6.12,
+#                  lab/matrix.conf built in a chroot (trixie-6.12,
 #                  sid-7.2, trixie-bpo-7.3: `make matrix` builds the
 #                  module there, the VM boots that suite's kernel)
 #   BENCH_RUNS     VM boots per kernel and variant (3)
@@ -65,7 +65,7 @@
 #   BENCH_OUT      output directory (results/)
 #   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
 . "$(dirname "$0")/bench-lib.sh"
 
 bench_no_empty
@@ -124,7 +124,7 @@ fi
 
 mkdir -p "$OUT"
 report() {
-	python3 "$BQLKIT_TOP/scripts/bench-mana-report.py" --out "$OUT" --runs "$RUNS" \
+	python3 "$BQLKIT_TOP/lab/bench-mana-report.py" --out "$OUT" --runs "$RUNS" \
 		--wall "${BENCH_WALL:-$((SECONDS - start))}" --command "${BENCH_COMMAND:-make bench DRIVER=mana}" \
 		--params "$PARAMS" -- "${kernels[@]}"
 }
@@ -135,7 +135,7 @@ if [ -n "${BENCH_REPORT_ONLY:-}" ]; then
 fi
 
 "$BQLKIT_TOP/scripts/install-deps.sh" bench
-qdir=$("$BQLKIT_TOP/scripts/build-qemu.sh" | tail -n1)
+qdir=$("$BQLKIT_TOP/lab/build-qemu.sh" | tail -n1)
 mkdir -p "$BQLKIT_BUILD"
 tmpd=$(mktemp -d "$BQLKIT_BUILD/bench-mana.XXXXXX")
 trap 'rm -rf "$tmpd"' EXIT

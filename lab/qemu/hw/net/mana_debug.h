@@ -13,7 +13,7 @@
  *             a write sets the knob selected by index)
  *   cap + 12  u32 data, high half of the latched value
  *
- * This header is shared by the device (qemu/hw/net/mana.c) and the guest
+ * This header is shared by the device (lab/qemu/hw/net/mana.c) and the guest
  * tool that reads it (tests/vm/manactl.c), so both name things the same.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

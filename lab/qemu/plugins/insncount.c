@@ -2,7 +2,7 @@
 /*
  * insncount - count the guest's executed instructions per vCPU, split
  * kernel/user, and write the running totals whenever the guest executes a
- * marker instruction.  A TCG plugin for the kit's QEMU (scripts/build-qemu.sh
+ * marker instruction.  A TCG plugin for the kit's QEMU (lab/build-qemu.sh
  * builds it as plugins/libinsncount.so against QEMU 7.2's plugin API).
  *
  *   -plugin DIR/plugins/libinsncount.so,out=FILE[,prof=FILE][,turn_us=N]

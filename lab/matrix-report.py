@@ -5,7 +5,7 @@ usage: matrix-report.py OUTDIR RESULTSDIR "DRIVERS" SECONDS
        matrix-report.py --merge RESULTSDIR MATRIX_JSON...
 The second form merges the matrix.json of runs of single rows (one CI job
 per row, .github/workflows/ci.yml) into one report, rows in
-scripts/matrix.conf's order.  Exit 1 when any cell failed.
+lab/matrix.conf's order.  Exit 1 when any cell failed.
 """
 import json
 import os

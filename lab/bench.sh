@@ -13,9 +13,9 @@
 # flood; the stock boot runs the same floods without that step (so its
 # floods of one kind are identical: their spread is the noise floor).  The
 # order of the tx-usecs settings is reversed on even runs.  QEMU is the
-# kit's (scripts/build-qemu.sh: Debian's source with TCG plugins) and, by
+# kit's (lab/build-qemu.sh: Debian's source with TCG plugins) and, by
 # default, counts instructions for time (-icount): the host's load does not
-# reach the numbers.  scripts/bench-report.py turns the console logs and
+# reach the numbers.  lab/bench-report.py turns the console logs and
 # the plugin's counts into results/bench-<kver>.json, results/bench.md and
 # results/bench.png.  Not part of the test suite: nothing here passes or
 # fails on the numbers.
@@ -23,13 +23,13 @@
 # Environment (make bench passes these through):
 #   BENCH_KERNELS   kernels to bench: an installed kernel (its headers here;
 #                   default build/test-kernels, made by tests/setup.sh) or
-#                   a row of scripts/matrix.conf built in a chroot
+#                   a row of lab/matrix.conf built in a chroot
 #                   (trixie-6.12, sid-7.2, trixie-bpo-7.3: `make matrix`
 #                   builds veth.ko there, the VM boots that suite's kernel)
 #   BENCH_RUNS      VM boots per kernel and variant (4); medians are over runs
 #   BENCH_MODE      icount (default: -icount BENCH_ICOUNT, one TCG thread,
 #                   guest time = instructions; 6.1 boots with two vCPUs since
-#                   qemu/patches/0003) or mttcg (multi-threaded TCG,
+#                   lab/qemu/patches/0003) or mttcg (multi-threaded TCG,
 #                   guest time = the host's; the older benches)
 #   BENCH_ICOUNT    the -icount option (shift=2,sleep=off,align=off: 4 ns per
 #                   instruction, idle time skipped)
@@ -64,7 +64,7 @@
 #   BENCH_PROFILE   1: the plugin also writes a per-address profile of every
 #                   cost flood (bench-<kver>-<variant>-<run>.prof; kernel
 #                   booted with nokaslr; the guest prints its kallsyms into
-#                   the console log, and scripts/insncount.py profile reads
+#                   the console log, and lab/insncount.py profile reads
 #                   both; insncount.py annotate puts a function's counts
 #                   beside its disassembly)
 #   BENCH_QDISC     vethA's qdisc: root (fq_codel as root qdisc, the default)
@@ -83,11 +83,11 @@
 #                   NAPI thread often enough to make the kit's p99)
 #   BENCH_TRACE_MS  N: N ms of kernel events (qdisc, xmit, NAPI, softirq,
 #                   scheduler; tracefs) 1 s into every timed flood, printed
-#                   into the console log (scripts/trace-report.py); 0: none (0)
+#                   into the console log (lab/trace-report.py); 0: none (0)
 #   BENCH_OUT       output directory (results/)
 #   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
 . "$(dirname "$0")/bench-lib.sh"
 
 bench_no_empty
@@ -205,7 +205,7 @@ fi
 mkdir -p "$OUT" "$BQLKIT_BUILD"
 
 report() {
-	python3 "$BQLKIT_TOP/scripts/bench-report.py" --out "$OUT" --runs "$RUNS" \
+	python3 "$BQLKIT_TOP/lab/bench-report.py" --out "$OUT" --runs "$RUNS" \
 		--wall "${BENCH_WALL:-$((SECONDS - start))}" --command "${BENCH_COMMAND:-make bench}" \
 		--params "$PARAMS" "${kernels[@]}"
 }
@@ -229,8 +229,8 @@ append="bqlkit.slow=$SLOW bqlkit.sockets=$SOCKETS bqlkit.payloads=$PAYLOADS bqlk
 [ -z "$LIMIT_MAX" ] || append+=" bqlkit.limit_max=$LIMIT_MAX"
 [ "$PIN_HARNESS" = 0 ] || append+=" bqlkit.pin_harness=1"
 # The kit's QEMU, with the insncount plugin.
-qdir=$("$BQLKIT_TOP/scripts/build-qemu.sh")
-[ -f "$qdir/plugins/libinsncount.so" ] || die "$qdir has no plugins/libinsncount.so (scripts/build-qemu.sh builds qemu/plugins/insncount.c)"
+qdir=$("$BQLKIT_TOP/lab/build-qemu.sh")
+[ -f "$qdir/plugins/libinsncount.so" ] || die "$qdir has no plugins/libinsncount.so (lab/build-qemu.sh builds lab/qemu/plugins/insncount.c)"
 vmopts=(--qemu "$qdir")
 [ "$MODE" != icount ] || vmopts+=(--icount "$ICOUNT")
 mkdir -p "$VM_BUILD"
@@ -276,8 +276,8 @@ for k in "${kernels[@]}"; do
 		echo "sha256=$(sha256sum "$ko" | cut -d' ' -f1)"
 		echo "series=$(grep -v '^#' "$BQLKIT_TOP/patches/veth/$series/series" 2>/dev/null | tr '\n' ' ')"
 		# Kernel facts that change the results but are no kit API.
-		[ ! -x "$BQLKIT_TOP/scripts/kernel-facts.sh" ] ||
-			"$BQLKIT_TOP/scripts/kernel-facts.sh" "$kdir" 2>/dev/null | sed 's/^/kernel_/'
+		[ ! -x "$BQLKIT_TOP/lab/kernel-facts.sh" ] ||
+			"$BQLKIT_TOP/lab/kernel-facts.sh" "$kdir" 2>/dev/null | sed 's/^/kernel_/'
 	} >"$tmpd/kit.info"
 	"$VM/get-kernel.sh" ${suite:+--suite "$suite"} "$kver" >/dev/null
 	"$VM/mkinitramfs.sh" --kver "$kver" --scenario bench --out "$tmpd/stock.cpio.gz" 2>"$tmpd/mk.log" ||

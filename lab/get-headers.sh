@@ -12,9 +12,9 @@
 # (scripts, tools) point at the host's /usr/lib/linux-kbuild-X (installed
 # with apt if missing), which works for any target architecture.  Only for
 # kernels whose linux-kbuild the host's apt has (bookworm's); newer suites
-# are built in a chroot (scripts/matrix.sh).
+# are built in a chroot (lab/matrix.sh).
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
 
 kver_only=
 [ "${1:-}" != --kver ] || { kver_only=1; shift; }
@@ -71,7 +71,7 @@ if [ ! -e "$hdir/.extracted" ]; then
 fi
 
 # A 32-bit target needs a modpost with its device table layouts
-# (scripts/build-modpost.sh): the headers get a private copy of the kbuild
+# (lab/build-modpost.sh): the headers get a private copy of the kbuild
 # with that modpost in it.
 case $arch in
 armhf | armel | i386)
@@ -89,7 +89,7 @@ armhf | armel | i386)
 			die "cannot fetch linux-source-$series to build a $arch modpost"
 		rm -rf "$hdir/kbuild"
 		cp -a "/usr/lib/$kbuild" "$hdir/kbuild"
-		env "${tgt[@]}" "$BQLKIT_TOP/scripts/build-modpost.sh" "$ksrc" "$kdir" "$hdir/kbuild/scripts/mod" >/dev/null
+		env "${tgt[@]}" "$BQLKIT_TOP/lab/build-modpost.sh" "$ksrc" "$kdir" "$hdir/kbuild/scripts/mod" >/dev/null
 		for d in "$kdir" "$hdir"/usr/src/linux-headers-*-common; do
 			for l in scripts tools; do
 				[ -L "$d/$l" ] && ln -sfn "$hdir/kbuild/$l" "$d/$l"
