@@ -72,8 +72,11 @@ log=$qdir/build-$key.log
 fail() { tail -5 "$log" >&2; die "$* (log: $log)"; }
 
 # One unpacked source per QEMU version; the kit's files are copied over it
-# each build, so an edited device recompiles incrementally.
-src=$qdir/src-${ver//[:+~]/_}
+# each build, so an edited device recompiles incrementally.  Its physical
+# path: configure writes absolute links into the build directory, and a
+# cache reached through a symlink (t49's) must not leave links into a
+# directory that goes away.
+src=$(cd -P "$qdir" && pwd)/src-${ver//[:+~]/_}
 if [ ! -f "$src/.unpacked" ]; then
 	step "apt-get source qemu $ver ($suite, ~30 MB)"
 	rm -rf "$src" "$src.tmp"
@@ -129,6 +132,12 @@ fi
 
 bld=$src/build-${targets// /-}
 tl=$(for t in $targets; do printf '%s-softmmu,' "$t"; done)
+# A build directory configured through a path that is gone (its links
+# dangle: meson then fails to regenerate) is configured again.
+if [ -f "$bld/build.ninja" ] && [ -n "$(find "$bld" -maxdepth 1 -xtype l -print -quit)" ]; then
+	note "QEMU's build directory links to a path that is gone: configuring it again"
+	rm -f "$bld/build.ninja"
+fi
 if [ ! -f "$bld/build.ninja" ]; then
 	step "configuring QEMU $ver for ${targets} (plugins on)"
 	rm -rf "$bld"

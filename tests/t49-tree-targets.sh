@@ -144,6 +144,12 @@ EOF
 else
 	skip tree-targets-bench "no kernel from make vm-kernel or no base from make import (failed above)"
 fi
+# The QEMU this run reached through the symlink stays usable when $tmp is
+# gone: no link in its build directories dangles or points into $tmp (a
+# configure run through the symlink once left links into a removed t49
+# directory, and every later QEMU build of that cache failed).
+check tree-targets-qemu-cache-links test -z "$(find "$suite_qemu"/src-*/build-* -maxdepth 1 -type l \
+	\( -xtype l -o -lname "$tmp/*" \) -print -quit 2>/dev/null)"
 
 # --- make prepare-tree, build KDIR=: in a copy of the tree ------------------
 cp -a "$tree" "$tmp/"
