@@ -38,7 +38,7 @@ SRC ?= $(KSRC)
 drivers_env = $(if $(DRIVERS),BQLKIT_DRIVERS=$(call q,$(1)))
 
 .PHONY: all help help-bench build modules import fit prepare-tree vm-kernel probe probe-report drift series install uninstall \
-	dkms-source dkms-build dkms-clean deb check check-quick check-debug support-table bench matrix export deps clean distclean
+	dkms-source dkms-build dkms-clean deb rpm check check-quick check-debug support-table bench matrix export deps clean distclean
 
 all: build
 
@@ -59,6 +59,7 @@ help:
 	@echo '         apt installs what it needs; initramfs updated; says how to enroll the DKMS key'
 	@echo '         make uninstall  remove the kit from DKMS (all kernels); the in-tree modules return'
 	@echo '         make deb  build/deb/bqlkit-dkms_VERSION_all.deb (DEB_VERSION=); apt install ./<deb>'
+	@echo '         make rpm  build/rpm/bqlkit-dkms-VERSION-1.noarch.rpm (rpmbuild; untried on an RPM distro)'
 	@echo '         make dkms-source  the DKMS source tree into DESTDIR (default /usr/src/bqlkit-VERSION)'
 	@echo '         make dkms-build, make dkms-clean  run by DKMS: build KVER into out/; remove it'
 	@echo 'export   make export BASE=X.Y [DRIVER=veth]  git am patches for a vendor tree, compat folded'
@@ -178,6 +179,9 @@ dkms-clean:
 
 deb:
 	$(if $(DEB_VERSION),DEB_VERSION=$(call q,$(DEB_VERSION))) $(TOP)/scripts/make-deb.sh
+
+rpm:
+	$(TOP)/scripts/make-rpm.sh
 
 deps:
 	$(TOP)/scripts/install-deps.sh build

