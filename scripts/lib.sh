@@ -288,6 +288,22 @@ root_dir() {
 		die "$1 must be a directory only root can write (a symlink, another owner or group/other write was found): remove it and run again"
 }
 
+# package_owner PATH: "NAME<TAB>how to remove it" when a package (dpkg's,
+# or rpm's: make rpm) owns PATH; fails when none does.  The kit's make
+# install and make uninstall leave a packaged kit to its package manager.
+package_owner() {
+	local p
+	if p=$(dpkg-query -S "$1" 2>/dev/null); then
+		p=${p%%:*}
+		printf '%s\tapt-get purge %s\n' "$p" "$p"
+	elif command -v rpm >/dev/null && p=$(rpm -qf --qf '%{NAME}\n' "$1" 2>/dev/null) && [ -n "$p" ]; then
+		p=$(head -1 <<<"$p")
+		printf '%s\trpm -e %s\n' "$p" "$p"
+	else
+		return 1
+	fi
+}
+
 # install_lock ACTION: be root and hold the kit's install lock, so one
 # install or uninstall runs at a time (ACTION: install, uninstall).  The
 # lock is in /run/bqlkit (root's, not the world-writable /run/lock; no

@@ -11,8 +11,8 @@ ver=$(cat "$BQLKIT_TOP/VERSION")
 # Every version in DKMS (an older kit's too), except one a package owns.
 mapfile -t vers < <({ echo "$ver"; dkms status bqlkit 2>/dev/null | sed -n 's|^bqlkit/\([^,:]*\)[,:].*|\1|p'; } | sort -u)
 for v in "${vers[@]}"; do
-	if pkg=$(dpkg-query -S "/usr/src/bqlkit-$v" 2>/dev/null); then
-		note "bqlkit/$v was installed by the ${pkg%%:*} package: remove it with 'apt-get purge ${pkg%%:*}'"
+	if owner=$(package_owner "/usr/src/bqlkit-$v"); then
+		note "bqlkit/$v was installed by the ${owner%%$'\t'*} package: remove it with '${owner#*$'\t'}'"
 		continue
 	fi
 	if [ -d "/var/lib/dkms/bqlkit/$v" ]; then

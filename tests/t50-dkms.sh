@@ -195,6 +195,23 @@ else
 		"$(scriptlet PREUN 1 "$(printf 'bqlkit/%s, k1, x86_64: built\nbqlkit/%s.1, k1, x86_64: installed' "$ver" "$ver")")"
 fi
 
+# A kit an RPM installed is rpm's to remove: make uninstall names the
+# package and its removal, and touches neither DKMS nor /usr/src (an rpm
+# stand-in owns /usr/src/bqlkit-VERSION; dpkg owns nothing of it here).
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$tmp/ownerbin"
+	printf '#!/bin/sh\n[ "$1" = -qf ] && [ "$4" = /usr/src/bqlkit-%s ] && { echo bqlkit-dkms; exit 0; }\nexit 1\n' "$ver" >"$tmp/ownerbin/rpm"
+	chmod +x "$tmp/ownerbin/rpm"
+	# (The package's source: a stand-in where this machine has none.)
+	mine=
+	[ -e "/usr/src/bqlkit-$ver" ] || { mkdir "/usr/src/bqlkit-$ver" && : >"/usr/src/bqlkit-$ver/dkms.conf" && mine=1; }
+	before=$(find "/usr/src/bqlkit-$ver" /var/lib/dkms/bqlkit -maxdepth 1 2>/dev/null | sort)
+	out=$(PATH="$tmp/ownerbin:$PATH" BQLKIT_NO_INITRAMFS=1 "$BQLKIT_TOP/scripts/uninstall.sh" 2>&1) || true
+	has uninstall-leaves-rpm-kit-to-rpm "bqlkit/$ver was installed by the bqlkit-dkms package: remove it with 'rpm -e bqlkit-dkms'" "$out"
+	same uninstall-rpm-kit-untouched "$before" "$(find "/usr/src/bqlkit-$ver" /var/lib/dkms/bqlkit -maxdepth 1 2>/dev/null | sort)"
+	[ -z "$mine" ] || rm -rf "/usr/src/bqlkit-$ver"
+fi
+
 if [ -n "${BQLKIT_QUICK:-}" ]; then
 	skip dkms-install "BQLKIT_QUICK=1 (real DKMS install not run)"
 	exit 0
