@@ -62,8 +62,8 @@ done
 
 # Tests numbered below t44 run first, one at a time: they build what later
 # ones read (t40's modules).  The rest run in two lanes at once, each lane
-# one test at a time: the VM tests (t6x-t8x, QEMU) and the others (chroots,
-# DKMS).  The two share nothing a lane writes, and what they share in the
+# one test at a time: the VM tests (t6x-t8x, and t49, which boots the
+# kernel it builds; QEMU) and the others (fit, chroots, DKMS).  The two share nothing a lane writes, and what they share in the
 # cache (chroots, QEMU, kernel downloads, apt's lists) is locked for runs
 # beside each other.  BQLKIT_LANES=1: one lane, in order.
 first=() vm=() host=()
@@ -73,7 +73,7 @@ for t in "${todo[@]}"; do
 	n=$((10#${n#t}))
 	if [ "$n" -lt 44 ] || [ "${BQLKIT_LANES:-2}" = 1 ]; then
 		first+=("$t")
-	elif [ "$n" -ge 60 ] && [ "$n" -lt 90 ]; then
+	elif { [ "$n" -ge 60 ] && [ "$n" -lt 90 ]; } || [ "$n" -eq 49 ]; then
 		vm+=("$t")
 	else
 		host+=("$t")
