@@ -3,7 +3,7 @@
 # script (import, fit, build, DKMS, install, export, deb) runs: kept out of
 # scripts/lib.sh, which the DKMS build loads.  Source this instead of
 # scripts/lib.sh: it sources that first.  (The benches' own helpers:
-# lab/bench-lib.sh.)
+# lab/bench-lib.sh; the chroots' maker: lab/chroot-lib.sh.)
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
 # apply_series BASE PDIR DIR: DIR becomes a fresh copy of the imported base

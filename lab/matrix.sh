@@ -12,64 +12,48 @@
 # built in cached mmdebstrap chroots ($BQLKIT_CACHE/chroots).
 set -euo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
+. "$BQLKIT_TOP/lab/chroot-lib.sh"
 
 # chroot_include: what a build needs in a chroot (scripts/build-deps.list,
 # but for dkms: the cells build with make): a cached chroot made with
 # another list is made again.
 chroot_include() { echo "$(build_deps | grep -vx dkms | tr '\n' ,)ca-certificates,binutils,perl"; }
 
-# chroot_dir SUITE: an unpacked chroot of SUITE with a compiler, cached
-# (under chroot_hold's exclusive lock when it changes anything).  A
-# subshell: interrupted (SIGINT, SIGTERM, SIGHUP), it removes what it had
-# half made, the tarball being written or the chroot being unpacked.
+# chroot_current SUITE: the SUITE chroot is unpacked and was made with the
+# package list chroot_include names.
+chroot_current() {
+	[ -e "$BQLKIT_CACHE/chroots/$1-amd64/.ready" ] &&
+		[ "$(cat "$BQLKIT_CACHE/chroots/$1-amd64.tar.packages" 2>/dev/null)" = "$(chroot_include)" ]
+}
+
+# chroot_dir SUITE: an unpacked chroot of SUITE with a compiler, from its
+# cached tarball (lab/chroot-lib.sh; under chroot_hold's exclusive lock when
+# it changes anything).  A subshell: interrupted (SIGINT, SIGTERM, SIGHUP),
+# it removes the chroot it was unpacking.
 chroot_dir() (
 	local s=$1 dir=$BQLKIT_CACHE/chroots/$1-amd64 tar=$BQLKIT_CACHE/chroots/$1-amd64.tar
-	local include half=()
+	local include half=() kr=/usr/share/keyrings/debian-archive-keyring.gpg srcs=()
 	trap 'rm -rf "${half[@]}"' EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	trap 'exit 129' HUP
-	include=$(chroot_include)
-	if { [ -e "$tar" ] || [ -e "$dir/.ready" ]; } && [ "$(cat "$tar.packages" 2>/dev/null)" != "$include" ]; then
+	if ! chroot_current "$s"; then
 		! mountpoint -q "$dir/proc" || umount "$dir/proc" || umount -l "$dir/proc"
-		rm -rf "$dir" "$tar"
-	fi
-	if [ ! -e "$dir/.ready" ]; then
-		if [ ! -s "$tar" ]; then
-			local kr=/usr/share/keyrings/debian-archive-keyring.gpg srcs=()
-			case $s in
-			trixie) srcs=("deb http://deb.debian.org/debian trixie main"
-				"deb http://deb.debian.org/debian-security trixie-security main"
-				"deb http://deb.debian.org/debian trixie-backports main") ;;
-			sid) srcs=("deb http://deb.debian.org/debian sid main")
-				"$BQLKIT_TOP/scripts/apt-private.sh" sid --print-config >/dev/null
-				kr=$BQLKIT_CACHE/apt/keyring/usr/share/keyrings/debian-archive-keyring.gpg ;;
-			bullseye) srcs=("deb http://deb.debian.org/debian bullseye main"
-				"deb http://deb.debian.org/debian-security bullseye-security main") ;;
-			*) die "no chroot recipe for $s" ;;
-			esac
-			"$BQLKIT_TOP/scripts/install-deps.sh" build mmdebstrap
-			mkdir -p "${tar%/*}"
-			step "creating the $s chroot with mmdebstrap (a few minutes; cached in $tar; log: $tar.log)"
-			# Release files past their Valid-Until only from a suite the user
-			# marks as a frozen snapshot (BQLKIT_FROZEN_SUITES).
-			local i l
-			for i in "${!srcs[@]}"; do
-				l=${srcs[$i]}
-				l=${l#deb }
-				l=${l#* }
-				! frozen_suite "${l%% *}" || srcs[i]="deb [check-valid-until=no] ${srcs[$i]#deb }"
-			done
-			half=("$tar.tmp")
-			mmdebstrap --verbose --variant=apt --format=tar --keyring="$kr" \
-				--include="$include" \
-				"$s" "$tar.tmp" "${srcs[@]}" >"$tar.log" 2>&1 ||
-				{ tail -3 "$tar.log" >&2; die "mmdebstrap $s failed (log: $tar.log)"; }
-			mv "$tar.tmp" "$tar"
-			echo "$include" >"$tar.packages"
-		fi
 		half=("$dir")
 		rm -rf "$dir"
+		case $s in
+		trixie) srcs=("deb http://deb.debian.org/debian trixie main"
+			"deb http://deb.debian.org/debian-security trixie-security main"
+			"deb http://deb.debian.org/debian trixie-backports main") ;;
+		sid) srcs=("deb http://deb.debian.org/debian sid main")
+			kr=$BQLKIT_CACHE/apt/keyring/usr/share/keyrings/debian-archive-keyring.gpg ;;
+		bullseye) srcs=("deb http://deb.debian.org/debian bullseye main"
+			"deb http://deb.debian.org/debian-security bullseye-security main") ;;
+		*) die "no chroot recipe for $s" ;;
+		esac
+		include=$(chroot_include)
+		chroot_cached --prepare chroot_prepare "$tar" "$tar.packages" "$include" "$s" \
+			--keyring="$kr" --include="$include" -- "${srcs[@]}" >/dev/null || exit 1
 		mkdir -p "$dir"
 		tar -xf "$tar" -C "$dir"
 		cp /etc/resolv.conf "$dir/etc/resolv.conf"
@@ -82,6 +66,14 @@ chroot_dir() (
 	fi
 	echo "$dir"
 )
+
+# chroot_prepare SUITE: chroot_dir's --prepare, when the tarball must be
+# made: mmdebstrap, and for sid the keyring of scripts/apt-private.sh.
+chroot_prepare() {
+	"$BQLKIT_TOP/scripts/install-deps.sh" build mmdebstrap
+	[ "$1" != sid ] || "$BQLKIT_TOP/scripts/apt-private.sh" sid --print-config >/dev/null
+	step "creating the $1 chroot (a few minutes; cached in $BQLKIT_CACHE/chroots)"
+}
 
 # chroot_hold SUITE: this run holds the SUITE chroot until it ends (the
 # lock file's descriptor stays open): shared while it builds there, so
@@ -97,8 +89,7 @@ chroot_hold() {
 	exec {fd}>>"$lock"
 	chroot_fd[$s]=$fd
 	flock -s "$fd"
-	[ -e "$BQLKIT_CACHE/chroots/$s-amd64/.ready" ] &&
-		[ "$(cat "$BQLKIT_CACHE/chroots/$s-amd64.tar.packages" 2>/dev/null)" = "$(chroot_include)" ] && return 0
+	! chroot_current "$s" || return 0
 	flock -n -x "$fd" || {
 		step "waiting for the other runs that use the $s chroot (lock $lock): this one must make or replace it"
 		flock -x "$fd"

@@ -8,7 +8,8 @@
 #                             mounted in a private mount namespace (gone when CMD ends)
 #   chroot_down DIR           remove DIR
 #
-# The tarball ($BQLKIT_CACHE/chroot/, ~700 MB; ~1.6 GB unpacked) holds
+# The tarball ($BQLKIT_CACHE/chroot/, ~700 MB; ~1.6 GB unpacked; made by
+# lab/chroot-lib.sh, as the build matrix's chroots are) holds
 # bookworm with dkms, the test kernels' linux-image + linux-headers, their linux-source-X.Y, and in
 # /root/debs the .debs of two more kernels' headers, installed by the tests:
 # another 6.1 ABI (bookworm-security) and a 5.10 one (bullseye-security; a
@@ -22,6 +23,7 @@ BQLKIT_CHROOT_DIR=${BQLKIT_CHROOT_DIR:-$BQLKIT_CACHE/chroot}
 BQLKIT_CHROOT_MAX_DAYS=${BQLKIT_CHROOT_MAX_DAYS:-14}
 CHROOT_MIRROR=http://deb.debian.org/debian
 CHROOT_SECURITY=http://deb.debian.org/debian-security
+. "$BQLKIT_TOP/lab/chroot-lib.sh"
 
 # chroot_wanted: the package list the chroot is made with (also its cache key).
 chroot_wanted() {
@@ -36,89 +38,52 @@ chroot_wanted() {
 	done
 }
 
-# chroot_tarball: the cached tarball, made first where missing or stale.
-# Made under a lock (two suites at once, t90 beside t95 in two checkouts,
-# must not both write it); a reader unpacks the file it opened, which a
-# new tarball replaces by rename.
+# chroot_tarball: the cached tarball (lab/chroot-lib.sh), made first where
+# missing or stale, under a lock (two suites at once, t90 beside t95 in two
+# checkouts, must not both write it).
 chroot_tarball() {
-	mkdir -p "$BQLKIT_CHROOT_DIR"
-	local fd rc=0
-	exec {fd}>>"$BQLKIT_CHROOT_DIR/.lock"
-	flock -x "$fd"
-	chroot_tarball_locked || rc=$?
-	exec {fd}>&-
-	return $rc
-}
-# (A subshell: interrupted by SIGINT, SIGTERM or SIGHUP, it removes what it
-# had half made; only a whole tarball is renamed into place.)
-chroot_tarball_locked() (
-	local half=()
-	trap 'rm -rf "${half[@]}"' EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
-	trap 'exit 129' HUP
-	local tar=$BQLKIT_CHROOT_DIR/bookworm-kit.tar.zst key=$BQLKIT_CHROOT_DIR/bookworm-kit.packages
-	local wanted
+	local wanted pkgs=() p k61 abi61
 	wanted=$(chroot_wanted | tr '\n' ' ')
-	if [ -f "$tar" ] && [ "$(cat "$key" 2>/dev/null)" = "$wanted" ] &&
-		[ -n "$(find "$tar" -mtime "-$BQLKIT_CHROOT_MAX_DAYS" 2>/dev/null)" ]; then
-		echo "$tar"
-		return 0
-	fi
-	local pkgs=() p
 	for p in $wanted; do
 		pkgs+=("$p")
 	done
-	# 5.10 headers (bullseye-security): a kernel series the kit has no base for.
-	local old=$BQLKIT_CHROOT_DIR/debs-5.10
-	if ! ls "$old"/linux-headers-5.10.*-amd64_*.deb >/dev/null 2>&1; then
-		step "chroot: downloading Linux 5.10 headers from bullseye-security (~12 MB)"
-		local abi
-		abi=$("$BQLKIT_TOP/scripts/apt-private.sh" bullseye-security -- apt-cache search --names-only \
-			'^linux-headers-5\.10\.0-[0-9]+-amd64$' | awk '{print $1}' | sort -V | tail -1)
-		abi=${abi#linux-headers-}
-		abi=${abi%-amd64}
-		[ -n "$abi" ] || { note "chroot: no 5.10 headers in bullseye-security"; return 1; }
-		half=("$old.tmp")
-		rm -rf "$old.tmp" && mkdir -p "$old.tmp"
-		(cd "$old.tmp" && "$BQLKIT_TOP/scripts/apt-private.sh" bullseye-security -- apt-get download -qq \
-			"linux-headers-$abi-amd64" "linux-headers-$abi-common" linux-kbuild-5.10) >&2 || return 1
-		rm -rf "$old" && mv "$old.tmp" "$old"
-	fi
-	local k61 abi61
 	k61=$(test_kernels | head -1)
 	abi61=$(sed -n 's/^6\.1\.0-\([0-9]*\)-amd64$/\1/p' <<<"$k61")
-	step "chroot: mmdebstrap bookworm with dkms, the test kernels (image + headers) and their linux-source (downloads ~750 MB the first time, then ~5 min)"
-	local log=$BQLKIT_CHROOT_DIR/mmdebstrap.log
-	half=("$tar.tmp" "$tar.part")
-	rm -f "$tar.tmp"
 	# initramfs-tools is set up before any kernel is installed: MODULES=list
 	# (small, fast images) plus veth, so that each image holds veth.
 	# shellcheck disable=SC2016 # $1 is mmdebstrap's, in its hooks
-	if ! mmdebstrap --mode=root --variant=apt --format=tar --verbose --skip=cleanup/apt/lists \
-		--include="$(IFS=,; echo "${pkgs[*]}")" \
+	chroot_cached --lock "$BQLKIT_CHROOT_DIR/.lock" --log "$BQLKIT_CHROOT_DIR/mmdebstrap.log" \
+		--max-days "$BQLKIT_CHROOT_MAX_DAYS" --prepare chroot_debs_510 \
+		"$BQLKIT_CHROOT_DIR/bookworm-kit.tar.zst" "$BQLKIT_CHROOT_DIR/bookworm-kit.packages" "$wanted" bookworm \
+		--mode=root --skip=cleanup/apt/lists --include="$(IFS=,; echo "${pkgs[*]}")" \
 		--essential-hook='mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/etc/initramfs-tools/hooks" "$1/root/debs"' \
 		--essential-hook='echo MODULES=list >"$1/etc/initramfs-tools/conf.d/bqlkit-test.conf"' \
 		--essential-hook='printf "#!/bin/sh\n[ \"\$1\" = prereqs ] && exit 0\n. /usr/share/initramfs-tools/hook-functions\nmanual_add_modules veth\n" >"$1/etc/initramfs-tools/hooks/bqlkit-test-veth" && chmod +x "$1/etc/initramfs-tools/hooks/bqlkit-test-veth"' \
-		--customize-hook="cp $old/*.deb \"\$1/root/debs/\"" \
+		--customize-hook="cp $BQLKIT_CHROOT_DIR/debs-5.10/*.deb \"\$1/root/debs/\"" \
 		--customize-hook="n=\$(chroot \"\$1\" apt-cache search --names-only '^linux-headers-6\.1\.0-[0-9]+-amd64\$' | sed -n 's/^linux-headers-6\.1\.0-\([0-9]*\)-amd64 .*/\1/p' | sort -n | awk '\$1 < $abi61' | tail -1); [ -n \"\$n\" ]; cd \"\$1/root/debs\" && chroot \"\$1\" sh -c \"cd /root/debs && apt-get -o APT::Sandbox::User=root download -q linux-headers-6.1.0-\$n-amd64 linux-headers-6.1.0-\$n-common\"" \
-		bookworm "$tar.tmp" \
-		"deb $CHROOT_MIRROR bookworm main" "deb $CHROOT_MIRROR bookworm-updates main" \
-		"deb $CHROOT_SECURITY bookworm-security main" \
-		2> >(tee "$log" | grep --line-buffered '^I: ' | sed -u 's/^I: /bqlkit: chroot: /' >&2); then
-		grep -E '^E:' "$log" | tail -3 >&2 || tail -3 "$log" >&2
-		rm -f "$tar.tmp"
-		note "chroot: mmdebstrap failed (log: $log)"
-		return 1
-	fi
-	step "chroot: compressing ($(du -sh "$tar.tmp" | cut -f1) tar)"
-	zstd -q -T0 -3 --rm -f "$tar.tmp" -o "$tar.part" || return 1
-	mv "$tar.part" "$tar"
-	half=()
-	echo "$wanted" >"$key"
-	step "chroot: cached $tar ($(du -sh "$tar" | cut -f1))"
-	echo "$tar"
-)
+		-- "deb $CHROOT_MIRROR bookworm main" "deb $CHROOT_MIRROR bookworm-updates main" \
+		"deb $CHROOT_SECURITY bookworm-security main"
+}
+
+# chroot_debs_510: chroot_tarball's --prepare, under its lock: the 5.10
+# headers (bullseye-security: a kernel series the kit has no base for),
+# downloaded once into $BQLKIT_CHROOT_DIR/debs-5.10.
+chroot_debs_510() {
+	local old=$BQLKIT_CHROOT_DIR/debs-5.10 abi
+	step "chroot: bookworm with dkms, the test kernels (image + headers) and their linux-source (downloads ~750 MB the first time, then ~5 min)"
+	! ls "$old"/linux-headers-5.10.*-amd64_*.deb >/dev/null 2>&1 || return 0
+	step "chroot: downloading Linux 5.10 headers from bullseye-security (~12 MB)"
+	abi=$("$BQLKIT_TOP/scripts/apt-private.sh" bullseye-security -- apt-cache search --names-only \
+		'^linux-headers-5\.10\.0-[0-9]+-amd64$' | awk '{print $1}' | sort -V | tail -1)
+	abi=${abi#linux-headers-}
+	abi=${abi%-amd64}
+	[ -n "$abi" ] || { note "chroot: no 5.10 headers in bullseye-security"; return 1; }
+	half+=("$old.tmp")
+	rm -rf "$old.tmp" && mkdir -p "$old.tmp"
+	(cd "$old.tmp" && "$BQLKIT_TOP/scripts/apt-private.sh" bullseye-security -- apt-get download -qq \
+		"linux-headers-$abi-amd64" "linux-headers-$abi-common" linux-kbuild-5.10) >&2 || return 1
+	rm -rf "$old" && mv "$old.tmp" "$old"
+}
 
 chroot_up() {
 	local dir=$1 tar start

@@ -44,7 +44,7 @@ expect_error workflow-duplicate-row-refused 'duplicate row ids: bookworm-6.1' py
 check workflow-caches-read-back python3 "$BQLKIT_TOP/tests/workflow-caches.py" "$wf"
 sed '/\.tar\.packages$/d' "$wf" >"$tmp/tar-alone.yml"
 # shellcheck disable=SC2016 # a literal $BQLKIT_CACHE in the message
-expect_error workflow-caches-catch-tarball-alone 'caches $BQLKIT_CACHE/chroots/\*-amd64.tar without .*tar.packages: lab/matrix.sh refuses it alone' \
+expect_error workflow-caches-catch-tarball-alone 'caches $BQLKIT_CACHE/chroots/\*-amd64.tar without .*tar.packages: lab/chroot-lib.sh, lab/matrix.sh refuses it alone' \
 	python3 "$BQLKIT_TOP/tests/workflow-caches.py" "$tmp/tar-alone.yml"
 sed 's|/linux-headers-\*\.deb$||' "$wf" >"$tmp/whole-dir.yml"
 # shellcheck disable=SC2016 # a literal $BQLKIT_CACHE in the message

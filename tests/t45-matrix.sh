@@ -56,7 +56,8 @@ check matrix-chroot-left-alone test -e "$fake/trixie-amd64/.ready" -a -e "$fake/
 # A chroot being made when the run is interrupted (Ctrl-C: SIGINT to its
 # process group): nothing half made stays, so nothing incomplete is taken
 # for a chroot later.  mmdebstrap is a stand-in that writes part of the
-# tarball and works on; both chroot makers (make matrix's, the suite's).
+# tarball and works on; both callers of the one chroot maker
+# (lab/chroot-lib.sh): make matrix's, the suite's.
 mkdir -p "$tmp/stub"
 cat >"$tmp/stub/mmdebstrap" <<'EOS'
 #!/bin/bash

@@ -19,15 +19,19 @@ import re
 import sys
 
 READS = [
-    # lab/matrix.sh chroot_dir: the tarball of a suite's chroot, used
+    # lab/matrix.sh chroot_dir: the tarball of a suite's chroot, unpacked
     # when its .packages says it was made with the package list it wants,
-    # else deleted and made again.
+    # else made again (lab/chroot-lib.sh chroot_cached, its KEYFILE).
     ("$BQLKIT_CACHE/chroots/*-amd64.tar", "lab/matrix.sh",
      'tar=$BQLKIT_CACHE/chroots/$1-amd64.tar'),
     ("$BQLKIT_CACHE/chroots/*-amd64.tar", "lab/matrix.sh",
      'tar -xf "$tar" -C "$dir"'),
+    ("$BQLKIT_CACHE/chroots/*-amd64.tar", "lab/chroot-lib.sh",
+     'if [ -s "$tar" ] && [ "$(cat "$keyfile" 2>/dev/null)" = "$key" ]'),
     ("$BQLKIT_CACHE/chroots/*-amd64.tar.packages", "lab/matrix.sh",
-     '[ "$(cat "$tar.packages" 2>/dev/null)" != "$include" ]'),
+     'chroot_cached --prepare chroot_prepare "$tar" "$tar.packages" "$include"'),
+    ("$BQLKIT_CACHE/chroots/*-amd64.tar.packages", "lab/chroot-lib.sh",
+     '[ "$(cat "$keyfile" 2>/dev/null)" = "$key" ]'),
     # lab/get-headers.sh: apt-get download in the suite's and arch's
     # directory keeps a .deb it finds there; it is unpacked from there.
     ("$BQLKIT_CACHE/debs/*-*/linux-headers-*.deb", "lab/get-headers.sh",
