@@ -47,8 +47,15 @@ chroot_tarball() {
 	for p in $wanted; do
 		pkgs+=("$p")
 	done
-	k61=$(test_kernels | head -1)
+	k61=$(test_kernels 2>/dev/null | head -1)
 	abi61=$(sed -n 's/^6\.1\.0-\([0-9]*\)-amd64$/\1/p' <<<"$k61")
+	# Without the test kernels (tests/setup.sh writes them) the list would
+	# not match the cached one, and a rebuild would replace the shared
+	# chroot with one holding no kernel: refuse instead.
+	if [ -z "$abi61" ]; then
+		note "chroot: no 6.1 test kernel (${k61:-none}; tests/setup.sh writes $TEST_KERNELS_FILE): not making the chroot"
+		return 1
+	fi
 	# initramfs-tools is set up before any kernel is installed: MODULES=list
 	# (small, fast images) plus veth, so that each image holds veth.
 	# shellcheck disable=SC2016 # $1 is mmdebstrap's, in its hooks
