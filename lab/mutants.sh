@@ -4,13 +4,15 @@
 # kernel with that one property broken, run the VM scenario of the test that
 # claims the property, and require the checks that claim it to fail.
 #
-#   mutants.sh [--kver KVER] [--out FILE] [NAME...]
+#   mutants.sh [--kver KVER] [--out FILE] [--build-only | --report] [NAME...]
 #
 # KVER: the kernel (default: the first of the suite's test kernels,
 # tests/lib.sh test_kernels).  NAME: mutants to run (default: every one
 # whose bases include KVER's series).  Writes FILE (default
 # results/mutants.md): mutant | property | checks that must fail | checks
 # that failed | killed.  Work and VM logs: build/mutants/<kver>/.
+# --build-only: build each mutant and check its edit took, no VM, no FILE.
+# --report: no run, FILE from the results the work directory holds.
 #
 # A .mutant file has "key: value" lines (# comments):
 #   property: the property in words
@@ -24,6 +26,7 @@
 #             (build/<kver>/<driver>/, the fitted source: e.g. veth_main.c)
 #   edit:     a sed expression keyed on code, not on line numbers; several
 #             edit: lines are applied in turn, and each must change the file
+#   phases:   (mana) the guest phases to run, as t82 names them
 #   checks:   the checks that claim the property, {series} for X.Y
 #             (e.g. vm-{series}-bql_inflight_during_flood): each must FAIL
 # The mutant is refused (an error, not a kill) when an edit changes
@@ -32,12 +35,14 @@ set -euo pipefail
 # shellcheck source=../tests/lib.sh
 . "$(dirname "$0")/../tests/lib.sh"
 
-kver='' outf=$BQLKIT_TOP/results/mutants.md
+kver='' outf=$BQLKIT_TOP/results/mutants.md build_only='' report=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kver) [ -n "${2:-}" ] || die "--kver needs a value"; kver=$2; shift 2 ;;
 	--out) [ -n "${2:-}" ] || die "--out needs a value"; outf=$2; shift 2 ;;
-	-*) die "usage: mutants.sh [--kver KVER] [--out FILE] [NAME...]" ;;
+	--build-only) build_only=1; shift ;;
+	--report) report=1; shift ;;
+	-*) die "usage: mutants.sh [--kver KVER] [--out FILE] [--build-only | --report] [NAME...]" ;;
 	*) break ;;
 	esac
 done
@@ -77,7 +82,8 @@ for f in "${all[@]}"; do
 		mutants+=("$f")
 	fi
 done
-[ ${#mutants[@]} -gt 0 ] || die "no mutant to run for $kver (series $series)${1:+ named $*}"
+[ -z "$report" ] || mutants=()
+[ ${#mutants[@]} -gt 0 ] || [ -n "$report" ] || die "no mutant to run for $kver (series $series)${1:+ named $*}"
 
 # reference DRIVER FLAVOUR: the kit's module built for kver by
 # scripts/build.sh into $work/ref-FLAVOUR (once); prints its Kbuild dir.
@@ -158,68 +164,148 @@ runner_scenario() {
 		fail "$2-run" "the VM run did not complete (log: $4/vm.log)$(vm_crash_note "$4/vm.log")"
 	vm_results "$2" "$4/vm.log"
 }
+# mana on the emulated MANA VF (t82): the kit's phases, the batched ones
+# (bqlkit.batching=1) and the lost-completions one; a mutant's phases:
+# line runs fewer of them (same check names).
+# mana_qemu: the kit's QEMU with the MANA model when it is built, else a
+# SKIP line (no build here: another run may hold its lock for long).
+mana_qemu() {
+	local q
+	q=$("$BQLKIT_TOP/lab/build-qemu.sh" --print-key 2>/dev/null) && [ -f "$q/.ready" ] ||
+		{ skip mana-dev "the kit's QEMU is not built (lab/build-qemu.sh; make check builds it)"; return 1; }
+	# shellcheck disable=SC2034 # read by vm_mana_dev (tests/lib.sh)
+	MANA_QEMU=$q
+}
+runner_mana_kit() {
+	mana_qemu || return 0
+	vm_mana_dev "mana-dev-$series-kit" "$kver" "${PHASES:-$MANA_DEV_KIT_PHASES}" --module "$1" 2>"$2/runner.log"
+}
+runner_mana_batched() {
+	mana_qemu || return 0
+	MANA_DEV_APPEND="bqlkit.batching=1" vm_mana_dev "mana-dev-$series-kit-batched" "$kver" \
+		"${PHASES:-$MANA_DEV_BATCHED_PHASES}" --module "$1" 2>"$2/runner.log"
+}
+runner_mana_lost() {
+	mana_qemu || return 0
+	vm_mana_dev_lost "mana-dev-$series-lost" "$kver" "$1" 2>"$2/runner.log"
+}
 # Which test file each runner stands for.
-declare -A test_of=([smoke]=t60 [mq]=t60 [xoff]=t76 [faults]=t70 [txtimeout]=t75 [napi_race]=t77)
+declare -A test_of=([smoke]=t60 [mq]=t60 [xoff]=t76 [faults]=t70 [txtimeout]=t75 [napi_race]=t77
+	[mana_kit]=t82 [mana_batched]=t82 [mana_lost]=t82)
 
-rows=() errors=0 survivors=0 t_all=$SECONDS
+# verdict FILE DIR: the mutant's table row (ROW) from its run's results
+# (DIR/results) and VERDICT (killed..., SURVIVED, error).
+verdict() {
+	local f=$1 dir=$2 runner c died others failed=() passed=() claimed secs
+	runner=$(field "$f" runner)
+	mapfile -t claimed < <(field "$f" checks | tr ' ' '\n' | grep . | sed "s/{series}/$series/g")
+	# The time of the mutant: from its edit to its last result.
+	secs=$(($(stat -c %Y "$dir/results") - $(stat -c %Y "$dir/mutant.diff")))
+	# A run that died: the failed -run/-complete check, and the first
+	# line of the crash report when there is one.
+	died=$(grep -m1 '^FAIL [^ ]*-\(run\|complete\):' "$dir/results" | cut -d' ' -f2 | tr -d : || true)
+	[ -z "$died" ] || died="$died$(grep -m1 -o '\[crash: [^;]*' "$dir/results" | sed 's/^\[crash: / [/; s/$/]/' || true)"
+	for c in "${claimed[@]}"; do
+		if grep -q "^FAIL $c:" "$dir/results"; then
+			failed+=("$c")
+		elif grep -q "^\(PASS\|SKIP\) $c$\|^SKIP $c:" "$dir/results"; then
+			passed+=("$c")
+		elif [ -n "$died" ]; then
+			# No result: the run died before it (a crash, a hang), and
+			# the test file's -run or -complete check fails for it.
+			failed+=("$c (no result)")
+		else
+			passed+=("$c (NOT RUN)")
+		fi
+	done
+	if grep -q '(NOT RUN)' <<<"${passed[*]}"; then
+		# The scenario did not run (e.g. no emulator: a SKIP line):
+		# neither a kill nor a survivor.
+		VERDICT=error
+		ROW="| $name | $(field "$f" property) | ${claimed[*]} | not run: $(grep -m1 '^\(SKIP\|FAIL\) ' "$dir/results" | cut -c1-160 || echo 'no result at all') | error | $secs s |"
+		return 0
+	fi
+	if [ ${#passed[@]} -eq 0 ]; then
+		VERDICT=killed
+	elif [ ${#failed[@]} -gt 0 ]; then
+		VERDICT="killed; still passed: ${passed[*]}"
+	else
+		VERDICT=SURVIVED
+	fi
+	others=$(grep '^FAIL ' "$dir/results" | cut -d' ' -f2 | tr -d : | grep -vxF -f <(printf '%s\n' "${claimed[@]}") | paste -sd' ' || true)
+	ROW="| $name | $(field "$f" property) | ${test_of[$runner]} $runner: ${claimed[*]} | ${failed[*]:-none}${died:+; the run died: $died}${others:+ (also failed: $others)} | $VERDICT | $secs s ($(date -u -r "$dir/results" +%F), QEMU $(cat "$dir/qemu" 2>/dev/null || echo 'not recorded')) |"
+}
+
+# Run the mutants: build each one, boot its scenario.
 for f in "${mutants[@]}"; do
 	name=$(basename "$(dirname "$f")")/$(basename "$f" .mutant)
 	dir=$work/$name
 	runner=$(field "$f" runner)
 	declare -F "runner_$runner" >/dev/null || die "$f: no runner '$runner'"
-	mapfile -t claimed < <(field "$f" checks | tr ' ' '\n' | grep . | sed "s/{series}/$series/g")
-	[ ${#claimed[@]} -gt 0 ] || die "$f: no checks: line"
-	t0=$SECONDS
+	[ -n "$(field "$f" checks)" ] || die "$f: no checks: line"
+	rm -f "$dir/results" "$dir/error"
 	step "mutant $name: building for $kver"
-	if ! err=$(build_mutant "$f" "$dir" 2>&1 && echo "$MUTANT_KO"); then
-		errors=$((errors + 1))
-		rows+=("| $name | $(field "$f" property) | ${claimed[*]} | ERROR: $(tail -1 <<<"$err") | error | $((SECONDS - t0)) s |")
-		echo "bqlkit: $name: $(tail -1 <<<"$err")" >&2
+	if ! out=$(build_mutant "$f" "$dir" 2>&1 && echo "$MUTANT_KO"); then
+		mkdir -p "$dir"
+		tail -1 <<<"$out" >"$dir/error"
+		echo "bqlkit: $name: $(cat "$dir/error")" >&2
 		continue
 	fi
-	ko=$(tail -1 <<<"$err")
-	step "mutant $name: running ${test_of[$runner]}'s $runner scenario"
-	"runner_$runner" "$ko" "$dir" >"$dir/results" 2>"$dir/runner.err" || true
-	failed=() passed=()
-	for c in "${claimed[@]}"; do
-		if grep -q "^FAIL $c:" "$dir/results"; then
-			failed+=("$c")
-		elif ! grep -q "^\(PASS\|SKIP\) $c$\|^SKIP $c:" "$dir/results"; then
-			# No result: the run died before it (a crash, a hang); the
-			# test file's -run or -complete check fails for it.
-			failed+=("$c (no result: $(grep -m1 '^FAIL .*-\(run\|complete\)' "$dir/results" | cut -c1-120 || echo 'not reported'))")
-		else
-			passed+=("$c")
-		fi
-	done
-	if [ ${#passed[@]} -eq 0 ]; then
-		verdict=killed
-	elif [ ${#failed[@]} -gt 0 ]; then
-		verdict="killed; still passed: ${passed[*]}"
-	else
-		verdict=SURVIVED
-		survivors=$((survivors + 1))
+	ko=$(tail -1 <<<"$out")
+	if [ -n "$build_only" ]; then
+		echo "bqlkit: $name: built $ko ($dir/mutant.diff)" >&2
+		continue
 	fi
-	others=$(grep '^FAIL ' "$dir/results" | cut -d' ' -f2 | tr -d : | grep -vxF -f <(printf '%s\n' "${claimed[@]}") | paste -sd' ' || true)
-	rows+=("| $name | $(field "$f" property) | ${test_of[$runner]} $runner: ${claimed[*]} | ${failed[*]:-none}${others:+ (also failed: $others)} | $verdict | $((SECONDS - t0)) s |")
-	echo "bqlkit: $name: $verdict ($((SECONDS - t0)) s)" >&2
+	step "mutant $name: running ${test_of[$runner]}'s $runner scenario"
+	echo "${VM_QEMU:-kit}" >"$dir/qemu"
+	PHASES=$(field "$f" phases) "runner_$runner" "$ko" "$dir" >"$dir/results" 2>"$dir/runner.err" || true
+	verdict "$f" "$dir"
+	echo "bqlkit: $name: $VERDICT" >&2
 done
+[ -z "$build_only" ] || exit 0
 
+# The table: every mutant of this series that has a result for kver,
+# from this run or an earlier one (each row says when).
+rows=() errors=0 survivors=0 killed=0 notrun=0 total=0
+for f in "${all[@]}"; do
+	name=$(basename "$(dirname "$f")")/$(basename "$f" .mutant)
+	dir=$work/$name
+	[[ " $(field "$f" bases | tr '\n' ' ') " == *" $series "* ]] || continue
+	if [ -f "$dir/error" ]; then
+		rows+=("| $name | $(field "$f" property) | $(field "$f" checks | sed "s/{series}/$series/g") | ERROR: $(cat "$dir/error") | error | |")
+		errors=$((errors + 1))
+		continue
+	fi
+	if [ ! -f "$dir/results" ]; then
+		rows+=("| $name | $(field "$f" property) | $(field "$f" checks | sed "s/{series}/$series/g") | | not run | |")
+		notrun=$((notrun + 1))
+		continue
+	fi
+	verdict "$f" "$dir"
+	rows+=("$ROW")
+	total=$((total + $(stat -c %Y "$dir/results") - $(stat -c %Y "$dir/mutant.diff")))
+	case $VERDICT in
+	SURVIVED) survivors=$((survivors + 1)) ;;
+	error) errors=$((errors + 1)) ;;
+	*) killed=$((killed + 1)) ;;
+	esac
+done
 {
 	echo "# Mutants: do the VM checks fail when their property is broken?"
 	echo
-	echo "Generated by \`make mutants\` (lab/mutants.sh) on $(date -u +%Y-%m-%d) for $kver (series $series),"
-	echo "QEMU: ${VM_QEMU:-kit}; VM logs in build/mutants/$kver/<mutant>/."
-	echo "Each mutant is the kit's module with one property broken (lab/mutants/<driver>/<name>.mutant:"
-	echo "the property, the edit, the checks that claim it); the checks that claim the"
-	echo "property must FAIL.  A mutant whose checks all pass is a SURVIVOR: a check"
-	echo "that cannot fail.  Total time: $(((SECONDS - t_all) / 60)) min $(((SECONDS - t_all) % 60)) s."
+	echo "Generated by \`make mutants\` (lab/mutants.sh) for $kver (series $series)."
+	echo "VM logs in build/mutants/$kver/<mutant>/.  Each mutant is the kit's module with one"
+	echo "property broken (lab/mutants/<driver>/<name>.mutant: the property, the edit, the checks"
+	echo "that claim it); the checks that claim the property must FAIL.  A mutant whose checks"
+	echo "all pass SURVIVED: a check that does not fail when its property is broken.  A row"
+	echo "says when its mutant last ran (make mutants MUTANTS=<name> runs one again); time: from"
+	echo "the mutant's build to its last result.  Total: $((total / 60)) min $((total % 60)) s."
 	echo
 	echo "| mutant | property | test, scenario: checks that must fail | checks that failed | verdict | time |"
 	echo "|---|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
 	echo
-	echo "$((${#rows[@]} - survivors - errors)) killed, $survivors survived, $errors errors."
+	echo "$killed killed, $survivors survived, $errors errors, $notrun not run."
 } >"$outf"
-echo "bqlkit: wrote $outf: $((${#rows[@]} - survivors - errors)) killed, $survivors survived, $errors errors" >&2
-[ "$survivors" -eq 0 ] && [ "$errors" -eq 0 ]
+echo "bqlkit: wrote $outf: $killed killed, $survivors survived, $errors errors, $notrun not run" >&2
+[ "$survivors" -eq 0 ] && [ "$errors" -eq 0 ] && [ "$notrun" -eq 0 ]
