@@ -4,7 +4,7 @@
 # kernel with that one property broken, run the VM scenario of the test that
 # claims the property, and require the checks that claim it to fail.
 #
-#   mutants.sh [--kver KVER] [--out FILE] [--build-only | --report] [NAME...]
+#   mutants.sh [--kver KVER] [--out FILE] [--build-only | --report | --control] [NAME...]
 #
 # KVER: the kernel (default: the first of the suite's test kernels,
 # tests/lib.sh test_kernels).  NAME: mutants to run (default: every one
@@ -13,6 +13,9 @@
 # that failed | killed.  Work and VM logs: build/mutants/<kver>/.
 # --build-only: build each mutant and check its edit took, no VM, no FILE.
 # --report: no run, FILE from the results the work directory holds.
+# --control: run each selected mutant's scenario with the kit's module
+# as built (once per scenario): a kill counts only where the checks pass
+# on the kit; the table's "on the kit" column says whether they did.
 #
 # A .mutant file has "key: value" lines (# comments):
 #   property: the property in words
@@ -35,14 +38,15 @@ set -euo pipefail
 # shellcheck source=../tests/lib.sh
 . "$(dirname "$0")/../tests/lib.sh"
 
-kver='' outf=$BQLKIT_TOP/results/mutants.md build_only='' report=''
+kver='' outf=$BQLKIT_TOP/results/mutants.md build_only='' report='' control=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kver) [ -n "${2:-}" ] || die "--kver needs a value"; kver=$2; shift 2 ;;
 	--out) [ -n "${2:-}" ] || die "--out needs a value"; outf=$2; shift 2 ;;
 	--build-only) build_only=1; shift ;;
 	--report) report=1; shift ;;
-	-*) die "usage: mutants.sh [--kver KVER] [--out FILE] [--build-only | --report] [NAME...]" ;;
+	--control) control=1; shift ;;
+	-*) die "usage: mutants.sh [--kver KVER] [--out FILE] [--build-only | --report | --control] [NAME...]" ;;
 	*) break ;;
 	esac
 done
@@ -193,6 +197,30 @@ runner_mana_lost() {
 declare -A test_of=([smoke]=t60 [mq]=t60 [xoff]=t76 [faults]=t70 [txtimeout]=t75 [napi_race]=t77
 	[mana_kit]=t82 [mana_batched]=t82 [mana_lost]=t82)
 
+# control_dir FILE: where the kit's own run of the mutant's scenario is.
+control_dir() {
+	local fl ph
+	fl=$(field "$1" build)
+	ph=$(field "$1" phases)
+	echo "$work/control/$(field "$1" runner)-${fl:-kit}${ph:+-${ph//,/-}}"
+}
+
+# on_kit FILE: whether the mutant's claimed checks passed on the kit's
+# module (its scenario's control run).
+on_kit() {
+	local d c bad=()
+	d=$(control_dir "$1")
+	grep -qs '^PASS ' "$d/results" || { echo "no control run"; return 0; }
+	for c in "${claimed[@]}"; do
+		grep -q "^PASS $c$" "$d/results" || bad+=("$c")
+	done
+	if [ ${#bad[@]} -eq 0 ]; then
+		echo "pass ($(date -u -r "$d/results" +%F))"
+	else
+		echo "NOT ALL PASS: ${bad[*]}"
+	fi
+}
+
 # verdict FILE DIR: the mutant's table row (ROW) from its run's results
 # (DIR/results) and VERDICT (killed..., SURVIVED, error).
 verdict() {
@@ -222,7 +250,7 @@ verdict() {
 		# The scenario did not run (e.g. no emulator: a SKIP line):
 		# neither a kill nor a survivor.
 		VERDICT=error
-		ROW="| $name | $(field "$f" property) | ${claimed[*]} | not run: $(grep -m1 '^\(SKIP\|FAIL\) ' "$dir/results" | cut -c1-160 || echo 'no result at all') | error | $secs s |"
+		ROW="| $name | $(field "$f" property) | ${claimed[*]} | not run: $(grep -m1 '^\(SKIP\|FAIL\) ' "$dir/results" | cut -c1-160 || echo 'no result at all') | | error | $secs s |"
 		return 0
 	fi
 	if [ ${#passed[@]} -eq 0 ]; then
@@ -233,8 +261,26 @@ verdict() {
 		VERDICT=SURVIVED
 	fi
 	others=$(grep '^FAIL ' "$dir/results" | cut -d' ' -f2 | tr -d : | grep -vxF -f <(printf '%s\n' "${claimed[@]}") | paste -sd' ' || true)
-	ROW="| $name | $(field "$f" property) | ${test_of[$runner]} $runner: ${claimed[*]} | ${failed[*]:-none}${died:+; the run died: $died}${others:+ (also failed: $others)} | $VERDICT | $secs s ($(date -u -r "$dir/results" +%F), QEMU $(cat "$dir/qemu" 2>/dev/null || echo 'not recorded')) |"
+	ROW="| $name | $(field "$f" property) | ${test_of[$runner]} $runner: ${claimed[*]} | ${failed[*]:-none}${died:+; the run died: $died}${others:+ (also failed: $others)} | $(on_kit "$f") | $VERDICT | $secs s ($(date -u -r "$dir/results" +%F), QEMU $(cat "$dir/qemu" 2>/dev/null || echo 'not recorded')) |"
 }
+
+# --control: each selected mutant's scenario once with the kit's module.
+if [ -n "$control" ]; then
+	for f in "${mutants[@]}"; do
+		d=$(control_dir "$f")
+		[ ! -f "$d/done" ] || continue
+		fl=$(field "$f" build)
+		ref=$(reference "$(field "$f" driver)" "${fl:-kit}")
+		mkdir -p "$d"
+		echo "${VM_QEMU:-kit}" >"$d/qemu"
+		step "control $(basename "$d"): the kit's module in ${test_of[$(field "$f" runner)]}'s scenario"
+		PHASES=$(field "$f" phases) "runner_$(field "$f" runner)" "$(ls "$ref"/*.ko | head -1)" "$d" >"$d/results" 2>"$d/runner.err" || true
+		# A scenario that did not run (no emulator) is not done.
+		! grep -q '^PASS ' "$d/results" || touch "$d/done"
+		grep '^FAIL ' "$d/results" | cut -c1-160 >&2 || true
+	done
+	mutants=()
+fi
 
 # Run the mutants: build each one, boot its scenario.
 for f in "${mutants[@]}"; do
@@ -272,12 +318,12 @@ for f in "${all[@]}"; do
 	dir=$work/$name
 	[[ " $(field "$f" bases | tr '\n' ' ') " == *" $series "* ]] || continue
 	if [ -f "$dir/error" ]; then
-		rows+=("| $name | $(field "$f" property) | $(field "$f" checks | sed "s/{series}/$series/g") | ERROR: $(cat "$dir/error") | error | |")
+		rows+=("| $name | $(field "$f" property) | $(field "$f" checks | sed "s/{series}/$series/g") | ERROR: $(cat "$dir/error") | | error | |")
 		errors=$((errors + 1))
 		continue
 	fi
 	if [ ! -f "$dir/results" ]; then
-		rows+=("| $name | $(field "$f" property) | $(field "$f" checks | sed "s/{series}/$series/g") | | not run | |")
+		rows+=("| $name | $(field "$f" property) | $(field "$f" checks | sed "s/{series}/$series/g") | | | not run | |")
 		notrun=$((notrun + 1))
 		continue
 	fi
@@ -301,8 +347,8 @@ done
 	echo "says when its mutant last ran (make mutants MUTANTS=<name> runs one again); time: from"
 	echo "the mutant's build to its last result.  Total: $((total / 60)) min $((total % 60)) s."
 	echo
-	echo "| mutant | property | test, scenario: checks that must fail | checks that failed | verdict | time |"
-	echo "|---|---|---|---|---|---|"
+	echo "| mutant | property | test, scenario: checks that must fail | checks that failed | on the kit | verdict | time |"
+	echo "|---|---|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
 	echo
 	echo "$killed killed, $survivors survived, $errors errors, $notrun not run."
