@@ -170,28 +170,32 @@ runner_scenario() {
 }
 # mana on the emulated MANA VF (t82): the kit's phases, the batched ones
 # (bqlkit.batching=1) and the lost-completions one; a mutant's phases:
-# line runs fewer of them (same check names).
+# line runs fewer of them (same check names).  Their logs go under the
+# mutant's DIR (BQLKIT_BUILD=DIR: tests/lib.sh's test-logs/ is shared by
+# every run of a scenario).
 # mana_qemu: the kit's QEMU with the MANA model when it is built, else a
 # SKIP line (no build here: another run may hold its lock for long).
+# MUTANTS_MANA_QEMU=DIR: another build of it (an earlier key's).
 mana_qemu() {
-	local q
-	q=$("$BQLKIT_TOP/lab/build-qemu.sh" --print-key 2>/dev/null) && [ -f "$q/.ready" ] ||
+	local q=${MUTANTS_MANA_QEMU:-}
+	[ -n "$q" ] || q=$("$BQLKIT_TOP/lab/build-qemu.sh" --print-key 2>/dev/null)
+	[ -x "$q/qemu-system-x86_64" ] && { [ -n "${MUTANTS_MANA_QEMU:-}" ] || [ -f "$q/.ready" ]; } ||
 		{ skip mana-dev "the kit's QEMU is not built (lab/build-qemu.sh; make check builds it)"; return 1; }
 	# shellcheck disable=SC2034 # read by vm_mana_dev (tests/lib.sh)
 	MANA_QEMU=$q
 }
 runner_mana_kit() {
 	mana_qemu || return 0
-	vm_mana_dev "mana-dev-$series-kit" "$kver" "${PHASES:-$MANA_DEV_KIT_PHASES}" --module "$1" 2>"$2/runner.log"
+	BQLKIT_BUILD=$2 vm_mana_dev "mana-dev-$series-kit" "$kver" "${PHASES:-$MANA_DEV_KIT_PHASES}" --module "$1" 2>"$2/runner.log"
 }
 runner_mana_batched() {
 	mana_qemu || return 0
-	MANA_DEV_APPEND="bqlkit.batching=1" vm_mana_dev "mana-dev-$series-kit-batched" "$kver" \
+	BQLKIT_BUILD=$2 MANA_DEV_APPEND="bqlkit.batching=1" vm_mana_dev "mana-dev-$series-kit-batched" "$kver" \
 		"${PHASES:-$MANA_DEV_BATCHED_PHASES}" --module "$1" 2>"$2/runner.log"
 }
 runner_mana_lost() {
 	mana_qemu || return 0
-	vm_mana_dev_lost "mana-dev-$series-lost" "$kver" "$1" 2>"$2/runner.log"
+	BQLKIT_BUILD=$2 vm_mana_dev_lost "mana-dev-$series-lost" "$kver" "$1" 2>"$2/runner.log"
 }
 # Which test file each runner stands for.
 declare -A test_of=([smoke]=t60 [mq]=t60 [xoff]=t76 [faults]=t70 [txtimeout]=t75 [napi_race]=t77
@@ -272,7 +276,7 @@ if [ -n "$control" ]; then
 		fl=$(field "$f" build)
 		ref=$(reference "$(field "$f" driver)" "${fl:-kit}")
 		mkdir -p "$d"
-		echo "${VM_QEMU:-kit}" >"$d/qemu"
+		echo "${VM_QEMU:-kit}${MUTANTS_MANA_QEMU:+, mana: $MUTANTS_MANA_QEMU}" >"$d/qemu"
 		step "control $(basename "$d"): the kit's module in ${test_of[$(field "$f" runner)]}'s scenario"
 		PHASES=$(field "$f" phases) "runner_$(field "$f" runner)" "$(ls "$ref"/*.ko | head -1)" "$d" >"$d/results" 2>"$d/runner.err" || true
 		# A scenario that did not run (no emulator) is not done.
@@ -303,7 +307,7 @@ for f in "${mutants[@]}"; do
 		continue
 	fi
 	step "mutant $name: running ${test_of[$runner]}'s $runner scenario"
-	echo "${VM_QEMU:-kit}" >"$dir/qemu"
+	echo "${VM_QEMU:-kit}${MUTANTS_MANA_QEMU:+, mana: $MUTANTS_MANA_QEMU}" >"$dir/qemu"
 	PHASES=$(field "$f" phases) "runner_$runner" "$ko" "$dir" >"$dir/results" 2>"$dir/runner.err" || true
 	verdict "$f" "$dir"
 	echo "bqlkit: $name: $VERDICT" >&2
