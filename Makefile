@@ -23,7 +23,7 @@ literal = $(foreach v,$(1),$(if $(filter command% environment%,$(origin $(v))),\
 	$(eval export override $(v) := $$(value $(v)))))
 given_on_command_line = $(filter $(1),$(COMMAND_LINE_VARS))
 $(call literal,KVER KDIR KSRC SRC SRCVER TREE OUT DRIVERS DRIVER BASE DESTDIR DEB_VERSION MATRIX_FILTER \
-	DEBUG_SERIES DEBUG_FLAVOURS BQLKIT_CACHE GIT_REV STRICT)
+	DEBUG_SERIES DEBUG_FLAVOURS MUTANTS BQLKIT_CACHE GIT_REV STRICT)
 
 # KVER: the kernel to build for; default: the running kernel if its headers
 # are installed, else the distro's default kernel (scripts/pick-kernel.sh).
@@ -38,7 +38,7 @@ SRC ?= $(KSRC)
 drivers_env = $(if $(DRIVERS),BQLKIT_DRIVERS=$(call q,$(1)))
 
 .PHONY: all help help-bench build modules import fit prepare-tree vm-kernel probe probe-report drift series install uninstall \
-	dkms-source dkms-build dkms-clean deb rpm check check-quick check-debug support-table bench matrix export deps clean distclean
+	dkms-source dkms-build dkms-clean deb rpm check check-quick check-debug mutants support-table bench matrix export deps clean distclean
 
 all: build
 
@@ -60,14 +60,14 @@ help:
 	@echo '         make uninstall  remove the kit from DKMS (all kernels); the in-tree modules return'
 	@echo '         make deb  build/deb/bqlkit-dkms_VERSION_all.deb (DEB_VERSION=); apt install ./<deb>'
 	@echo '         make rpm  build/rpm/bqlkit-dkms-VERSION-1.noarch.rpm (rpmbuild; untried on an RPM distro)'
-	@echo '         make dkms-source  the DKMS source tree into DESTDIR (default /usr/src/bqlkit-VERSION)'
-	@echo '         make dkms-build, make dkms-clean  run by DKMS: build KVER into out/; remove it'
+	@echo '         make dkms-source  the DKMS source (DESTDIR=/usr/src/bqlkit-VERSION); dkms-build/-clean: DKMS runs'
 	@echo 'export   make export BASE=X.Y [DRIVER=veth]  git am patches for a vendor tree, compat folded'
 	@echo '         in -> build/export/X.Y/<driver>/ (SIGNOFF="Name <email>", else git config)'
 	@echo 'test     make check  the suite; ends "N passed, N failed, N skipped" (TESTS="t44 t90": a subset)'
 	@echo '         make check-quick  without the VM, chroot and DKMS-install tests (BQLKIT_QUICK=1)'
 	@echo '         make check-debug  veth VM tests on KASAN+lockdep and KCSAN kernels, then t79'
 	@echo '         (DEBUG_SERIES="6.12 6.1" DEBUG_FLAVOURS="kasan kcsan")'
+	@echo '         make mutants  VM checks vs modules with a property broken -> results/mutants.md (~25 min)'
 	@echo '         make support-table  README'"'"'s support table from results/matrix.json and the fit corpus'
 	@echo 'matrix   make matrix  every driver x every kernel of lab/matrix.conf -> results/matrix.md,'
 	@echo '         .json (MATRIX_JOBS=2, MATRIX_FILTER=<regex of row ids>, MATRIX_TREES="<tree> ...")'
@@ -191,6 +191,11 @@ check:
 
 check-quick:
 	BQLKIT_QUICK=1 $(TOP)/tests/run.sh
+
+# Not in make check: one VM boot per mutant (docs/testing.md).  KVER= given
+# on the command line: that kernel, else the first test kernel.
+mutants:
+	$(TOP)/lab/mutants.sh $(if $(call given_on_command_line,KVER),--kver $(call q,$(KVER))) $(foreach m,$(MUTANTS),$(call q,$(m)))
 
 check-debug:
 	$(if $(DEBUG_SERIES),DEBUG_SERIES=$(call q,$(DEBUG_SERIES))) $(if $(DEBUG_FLAVOURS),DEBUG_FLAVOURS=$(call q,$(DEBUG_FLAVOURS))) \
