@@ -60,7 +60,7 @@ help:
 	@echo '         make uninstall  remove the kit from DKMS (all kernels); the in-tree modules return'
 	@echo '         make deb  build/deb/bqlkit-dkms_VERSION_all.deb (DEB_VERSION=); apt install ./<deb>'
 	@echo '         make rpm  build/rpm/bqlkit-dkms-VERSION-1.noarch.rpm (rpmbuild; untried on an RPM distro)'
-	@echo '         make dkms-source  the DKMS source (DESTDIR=/usr/src/bqlkit-VERSION); dkms-build/-clean: DKMS runs'
+	@echo '         make dkms-source  DESTDIR=/usr/src/bqlkit-VERSION; make dkms-build, make dkms-clean: DKMS'"'"'s'
 	@echo 'export   make export BASE=X.Y [DRIVER=veth]  git am patches for a vendor tree, compat folded'
 	@echo '         in -> build/export/X.Y/<driver>/ (SIGNOFF="Name <email>", else git config)'
 	@echo 'test     make check  the suite; ends "N passed, N failed, N skipped" (TESTS="t44 t90": a subset)'
