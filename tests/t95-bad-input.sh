@@ -576,12 +576,15 @@ check src-refused-base-kept test "$(cat "$kit/build/bases/6.1/MANIFEST" 2>/dev/n
 lap "make install SRC=, refused"
 out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install SRC=/tmp/src KVER=$K1") && rc=0 || rc=$?
 check src-install-exit-0 test "$rc" -eq 0
-lacks src-install-no-linux-source-import 'linux-source-6.1.tar.xz' "$out"
+lacks src-install-no-linux-source-import 'importing from /usr/src/linux-source' "$out"
 check src-install-installed test "$(installed_for)" = "$K1 "
 has src-install-from-src '(t95 SRC mark)' "$(cr "modinfo -k $K1 -F description veth")"
 # For K1 only: the same headers under another kernel's name (a vendor's
-# next ABI of the same upstream version) are refused the base.
-out=$(cr "KDIR=/lib/modules/$K1/build BQLKIT_BASES=/usr/src/bqlkit-$ver/bases /usr/src/bqlkit-$ver/scripts/pick-source.sh 6.1.0-999-amd64") && rc=0 || rc=$?
+# next ABI of the same upstream version) are refused the base (the
+# linux-source tarball, K1's own, set aside: it would be taken).
+out=$(cr "mv /usr/src/linux-source-6.1.tar.xz /usr/src/aside.tar.xz; rc=0
+	KDIR=/lib/modules/$K1/build BQLKIT_BASES=/usr/src/bqlkit-$ver/bases /usr/src/bqlkit-$ver/scripts/pick-source.sh 6.1.0-999-amd64 || rc=\$?
+	mv /usr/src/aside.tar.xz /usr/src/linux-source-6.1.tar.xz; exit \$rc") && rc=0 || rc=$?
 check src-base-other-kernel-refused test "$rc" -eq 1
 has src-base-other-kernel-says-why "given for kernel $K1 only" "$out"
 out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make uninstall") || true
