@@ -54,9 +54,9 @@ help:
 	@echo '         make drift  apply every series to its imported base; fail on fuzz or offsets'
 	@echo 'build    make build  build for KVER into build/KVER/ (make modules, make all: the same)'
 	@echo '         make probe  the compat probes for KVER; make probe-report: beside the version'"'"'s guess'
-	@echo 'install  make install  build + install with DKMS for the running (or default) kernel and'
-	@echo '         every other kernel with headers of a carried series (KVER=: that one only);'
-	@echo '         apt installs what it needs; initramfs updated; says how to enroll the DKMS key'
+	@echo 'install  make install [SRC=<its source>]  build + install with DKMS for the running (or default)'
+	@echo '         kernel and every other kernel with headers of a carried series (KVER=: that one only;'
+	@echo '         SRC=: that one, any distro, no apt); apt installs what it needs; says how to enroll the key'
 	@echo '         make uninstall  remove the kit from DKMS (all kernels); the in-tree modules return'
 	@echo '         make deb  build/deb/bqlkit-dkms_VERSION_all.deb (DEB_VERSION=); apt install ./<deb>'
 	@echo '         make rpm  build/rpm/bqlkit-dkms-VERSION-1.noarch.rpm (rpmbuild; untried on an RPM distro)'
@@ -161,8 +161,12 @@ drift:
 series:
 	$(TOP)/scripts/gen-series.sh
 
+# install SRC= (or KSRC=): from the command line only (an SRC in the
+# environment is no source to install from); SRCVER=, SRC_ANY_VERSION=1 with it.
+install_src = $(if $(call given_on_command_line,SRC),$(SRC),$(if $(call given_on_command_line,KSRC),$(KSRC)))
 install:
-	$(TOP)/scripts/install.sh $(if $(call given_on_command_line,KVER),$(call q,$(KVER)))
+	$(if $(install_src),BQLKIT_SRC=$(call q,$(install_src)) BQLKIT_SRCVER=$(call q,$(SRCVER))) \
+		$(TOP)/scripts/install.sh $(if $(call given_on_command_line,KVER),$(call q,$(KVER)))
 
 uninstall:
 	$(TOP)/scripts/uninstall.sh

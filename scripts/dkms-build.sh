@@ -7,7 +7,8 @@
 # scripts/pick-source.sh names the source: the shipped base when it is this
 # kernel's, else the distro's linux-source tarball of this very kernel
 # (imported here, into build/own-source/), else another sublevel's base only
-# when the administrator opted in.  The changes are those fitted when the
+# when the user gave it for this kernel (make install SRC= SRC_ANY_VERSION=1)
+# or the administrator opted in.  The changes are those fitted when the
 # DKMS source was made (fitted/), applied with patch (scripts/build.sh).  Without one it fails with the reason;
 # dkms.conf has already made DKMS skip such a kernel, so this is reached
 # only by a direct call.
@@ -30,6 +31,10 @@ case $pick in
 	export BQLKIT_BASES
 	"$BQLKIT_TOP/scripts/import-source.sh" "${pick#tarball }"
 	STRICT=1 "$BQLKIT_TOP/scripts/build.sh" "$kver"
+	;;
+"given "*)
+	note "building for kernel $kver from the source given for it, of another sublevel (make install SRC= SRC_ANY_VERSION=1)"
+	"$BQLKIT_TOP/scripts/build.sh" "$kver"
 	;;
 "other "*)
 	note "building for kernel $kver from another sublevel's source (/etc/bqlkit/any-sublevel or BQLKIT_ANY_SUBLEVEL)"

@@ -17,6 +17,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ $# -ge 1 ] || die "usage: import-source.sh SOURCE [PACKAGE_VERSION]"
+[ -z "${BQLKIT_FOR_KERNEL:-}" ] || valid_kver "$BQLKIT_FOR_KERNEL"
 src=$1
 pkgver=${2:-}
 [ -e "$src" ] || die "kernel source '$src' does not exist (give a linux-source-X.Y tarball, a kernel tree or a git tree; Debian: apt-get install linux-source-X.Y)"
@@ -109,8 +110,16 @@ else
 	die "'$src' is neither a tarball nor a directory"
 fi
 
-ver=$(kernel_version "$stage/tree") ||
-	die "'$src' has no top-level Makefile with VERSION/PATCHLEVEL/SUBLEVEL: not a kernel source"
+sv=${BQLKIT_SRCVER:-}
+if ver=$(kernel_version "$stage/tree"); then
+	[ -z "$sv" ] || [ "$sv" = "$ver" ] ||
+		die "SRCVER=$sv, but the Makefile of '$src' says $ver: drop SRCVER= (it is for driver files without their top Makefile)"
+elif [ -n "$sv" ]; then
+	[[ $sv =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "SRCVER=$sv is not a kernel version X.Y.Z (e.g. SRCVER=5.15.0)"
+	ver=$sv
+else
+	die "'$src' has no top-level Makefile with VERSION/PATCHLEVEL/SUBLEVEL: not a kernel source (driver files alone: give SRCVER=X.Y.Z, the release they are from)"
+fi
 series=$(series_of "$ver")
 refuse_series "$series" "importing '$src'"
 
@@ -174,6 +183,12 @@ fi
 		echo "source_sha256=$(sha256sum "$src" | cut -d' ' -f1)"
 	fi
 	echo "drivers=${present_drivers[*]}"
+	if [ -n "${BQLKIT_FOR_KERNEL:-}" ]; then
+		# Given for this kernel, with these headers, only.
+		echo "kernel=$BQLKIT_FOR_KERNEL"
+		echo "kernel_version=$(kernel_version "$(kdir_for "$BQLKIT_FOR_KERNEL")")"
+		echo "kernel_package=$(distro_version "$(kdir_for "$BQLKIT_FOR_KERNEL")")"
+	fi
 	echo "absent=${absent_drivers[*]}"
 	echo "imported=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "# sha256 path"

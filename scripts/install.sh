@@ -3,6 +3,10 @@
 #
 #   install.sh [KVER]
 #
+# BQLKIT_SRC (make install SRC=): the kernel's own source, given by the
+# user, on any distro with dkms and the kernel's headers: that kernel only
+# (KVER, default the running one), no apt when the tools are there, the
+# source imported for that kernel alone (scripts/import-kernel-source.sh).
 # Without KVER: the running kernel, or the distro's default kernel when the
 # running one has no headers in the distro (say which), and then every other
 # kernel whose headers are installed and whose series the kit carries (the
@@ -30,10 +34,16 @@ otherv=$(dkms status bqlkit 2>/dev/null | sed -n 's|^bqlkit/\([^,:]*\)[,:].*|\1|
 [ -z "$otherv" ] ||
 	die "bqlkit/$otherv is in DKMS (another version of the kit): remove it first ('dkms remove bqlkit/$otherv --all', or 'apt-get purge bqlkit-dkms' if the package put it there)"
 
+given=${BQLKIT_SRC:-}
+[ -z "$given" ] || [ -e "$given" ] ||
+	die "SRC='$given' does not exist: give the kernel's own source (a tarball, an unpacked tree, a git tree or its driver files; docs/install.md, 'Any distro: SRC=')"
 all=
 if [ -n "${1:-}" ]; then
 	kver=$1
 	why="requested with KVER"
+elif [ -n "$given" ]; then
+	kver=$(uname -r)
+	why="the running kernel, SRC= its source"
 else
 	all=yes
 	IFS=$'\t' read -r kver why < <("$BQLKIT_TOP/scripts/pick-kernel.sh")
@@ -52,9 +62,32 @@ case $trust_rc in
 esac
 step "building for $kver ($why)"
 
+# missing_tools: the commands a build needs (scripts/build-deps.list's
+# packages) that are not here, as "command (Debian's package)".
+missing_tools() {
+	local p c
+	for p in $(build_deps); do
+		case $p in
+		diffutils) c=diff3 ;;
+		coccinelle) c=spatch ;;
+		xz-utils) c=xz ;;
+		kmod) c=depmod ;;
+		libc6-dev | libpython3-dev) continue ;; # (libraries: gcc and spatch fail without them)
+		*) c=$p ;;
+		esac
+		command -v "$c" >/dev/null || echo "$c ($p)"
+	done
+}
+
 # Headers first: they tell the kernel's version and so the source needed.
 kdir=$(kdir_for "$kver")
-if [ ! -f "$kdir/Makefile" ]; then
+if [ -n "$given" ] && { ! command -v apt-get >/dev/null || [ -z "$(missing_tools)" ]; }; then
+	# SRC= on any distro: nothing from apt; what is missing is named.
+	[ -z "$(missing_tools)" ] ||
+		die "missing: $(missing_tools | paste -sd, - | sed 's/,/, /g') (the Debian package in brackets): install them with your distro's package manager (docs/install.md, 'Any distro: SRC=')"
+	[ -f "$kdir/Makefile" ] ||
+		die "kernel $kver has no headers at $kdir: install them (Debian, Ubuntu: linux-headers-$kver; RHEL, CentOS Stream, Azure Linux: kernel-devel-$kver), or give KVER= of a kernel with headers"
+elif [ ! -f "$kdir/Makefile" ]; then
 	apt-cache show "linux-headers-$kver" >/dev/null 2>&1 ||
 		die "kernel $kver has no headers installed and none in apt (linux-headers-$kver): give KVER= of a kernel with headers"
 	"$BQLKIT_TOP/scripts/install-deps.sh" build "linux-headers-$kver"
@@ -95,7 +128,13 @@ ensure_series() {
 	fi
 }
 no_base=
-ensure_base "$kdir" || die "$no_base"
+if [ -n "$given" ]; then
+	# The kit is built here from the source given (and so the build below
+	# is done): a source that does not fit changes nothing.
+	"$BQLKIT_TOP/scripts/import-kernel-source.sh" "$kver" "$given" || exit 1
+else
+	ensure_base "$kdir" || die "$no_base"
+fi
 # The kit builds a kernel only from its own driver source (an update that
 # changed veth.c or mana is never undone): scripts/pick-source.sh.
 pick=$("$BQLKIT_TOP/scripts/pick-source.sh" "$kver") || die "not installing for kernel $kver: $pick"
@@ -136,7 +175,7 @@ if [ -n "$all" ]; then
 fi
 
 # Build once outside DKMS: a failure here leaves the system untouched.
-"$BQLKIT_TOP/scripts/build.sh" "$kver"
+[ -n "$given" ] || "$BQLKIT_TOP/scripts/build.sh" "$kver"
 
 # DKMS runs "make clean" and the build as background jobs of its script
 # (invoke_command ... background), and a background job of a non-interactive

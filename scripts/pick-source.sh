@@ -8,7 +8,11 @@
 # Exit 0, one line on stdout:
 #   base DIR        the imported base DIR is this kernel's source (same
 #                   upstream version and, where both are known, the same
-#                   distro package version)
+#                   distro package version); a base given for one kernel
+#                   (make install SRC= KVER=: its MANIFEST's kernel=) is
+#                   that kernel's only, with the headers it was given for
+#   given DIR       such a base of another sublevel, that the user said is
+#                   this kernel's source (SRC_ANY_VERSION=1)
 #   tarball FILE    the distro's linux-source-X.Y tarball FILE is this
 #                   kernel's source (its package version is the kernel's):
 #                   import it, then build
@@ -46,11 +50,20 @@ dv=$(distro_version "$kdir")
 what="Linux $kv${dv:+ (package version $dv)}"
 
 base=$(base_dir "$series")
-bv='' bpv=''
+bv='' bpv='' bk=''
 if [ -f "$base/MANIFEST" ]; then
 	bv=$(manifest_get "$base" version)
 	bpv=$(manifest_pkgver "$base")
-	if [ "$bv" = "$kv" ] && { [ -z "$dv" ] || [ -z "$bpv" ] || [ "$bpv" = "$dv" ]; }; then
+	bk=$(manifest_get "$base" kernel)
+	if [ -n "$bk" ]; then
+		# Given for kernel $bk (make install SRC=): for it only, as long as
+		# its headers are those it was given for.
+		if [ "$bk" = "$kver" ] && [ "$(manifest_get "$base" kernel_version)" = "$kv" ] &&
+			[ "$(manifest_get "$base" kernel_package)" = "$dv" ]; then
+			if [ "$bv" = "$kv" ]; then echo "base $base"; else echo "given $base"; fi
+			exit 0
+		fi
+	elif [ "$bv" = "$kv" ] && { [ -z "$dv" ] || [ -z "$bpv" ] || [ "$bpv" = "$dv" ]; }; then
 		echo "base $base"
 		exit 0
 	fi
@@ -76,12 +89,12 @@ fi
 
 # Why not, and the way to the kit that holds for this machine.
 have=
-[ -z "$bv" ] || have="the kit has Linux $bv${bpv:+ ($bpv)}"
+[ -z "$bv" ] || have="the kit has Linux $bv${bpv:+ ($bpv)}${bk:+, given for kernel $bk only}"
 [ -z "$tv" ] || have="${have:+$have, }$tarball is $tv"
 again="dkms install bqlkit/$ver -k $kver"
 newest=$(apt-cache madison "linux-source-$series" 2>/dev/null | awk -F'|' 'NR == 1 { gsub(/ /, "", $2); print $2 }') || newest=
 if [ -z "$newest" ]; then
-	fix="import its source (make import SRC=<its Linux $kv source>), then make install KVER=$kver"
+	fix="give its source: make install SRC=<its Linux $kv source> KVER=$kver"
 elif [ -n "$dv" ] && apt-cache madison "linux-source-$series" 2>/dev/null | grep -q "| *$dv *|"; then
 	fix="apt-get install linux-source-$series=$dv, then $again"
 elif [ -n "$dv" ] && dpkg --compare-versions "$dv" gt "$newest"; then
@@ -89,7 +102,7 @@ elif [ -n "$dv" ] && dpkg --compare-versions "$dv" gt "$newest"; then
 elif [ -n "$dv" ]; then
 	fix="apt no longer has linux-source-$series $dv: boot the distro's current kernel ($newest) and install the kit for it"
 else
-	fix="import its source (make import SRC=<its Linux $kv source>), then make install KVER=$kver"
+	fix="give its source: make install SRC=<its Linux $kv source> KVER=$kver"
 fi
 [ -z "$bv" ] || fix="$fix (or, to build from Linux $bv anyway: touch /etc/bqlkit/any-sublevel, then $again)"
 echo "its own driver source is not here (it is $what${have:+; $have}), so its in-tree drivers stay; for the kit: $fix"

@@ -9,7 +9,8 @@
 # BQLKIT_QUICK=1): a driver that fails to build, SIGINT during the DKMS build
 # and running again, running twice, an unsigned module where signatures are
 # enforced, a patch that fails for one of two kernels, a kernel series with no
-# base (real headers).
+# base (real headers), make install SRC= (a missing, another version's, a
+# not fitting source; the kernel's own driver files).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -547,4 +548,45 @@ bad series-no-base-install "no linux-source-5.10 in apt: import a Linux 5.10 sou
 check series-no-base-install-others-kept test "$(installed_for)" = "$K1 "
 out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make uninstall") || true
 clean uninstall-after-bad-input
-lap "done"
+lap "series without a base"
+
+# make install SRC=: the kernel's own source given by the user (here its
+# driver files, from the chroot's linux-source-6.1 of K1's very version),
+# no linux-source import: refused when it does not exist, is of another
+# version or does not fit (one error line, nothing installed, the base
+# kept); else installed from it (veth.c's marked description), for K1 only.
+lists=$(cd "$kit" && grep -hv '^[[:space:]]*\(#\|$\)' scripts/import.list drivers/*/import.list | tr '|' '\n' | sed "s|.*|'linux-source-6.1/&'|" | tr '\n' ' ')
+cr "rm -rf /tmp/src && mkdir /tmp/src && tar -xJf /usr/src/linux-source-6.1.tar.xz -C /tmp/src --strip-components=1 --wildcards $lists 2>/dev/null
+	sed -i 's/^MODULE_DESCRIPTION(\"\(.*\)\");/MODULE_DESCRIPTION(\"\1 (t95 SRC mark)\");/' /tmp/src/drivers/net/veth.c
+	cp -a /tmp/src /tmp/src-150 && sed -i 's/^SUBLEVEL = .*/SUBLEVEL = 150/' /tmp/src-150/Makefile
+	cp -a /tmp/src /tmp/src-nofit && sed -i 's/static int veth_xdp_rx(/static int veth_xdp_rx_renamed(/' /tmp/src-nofit/drivers/net/veth.c" >/dev/null
+has src-tree-marked '(t95 SRC mark)' "$(cat "$R/tmp/src/drivers/net/veth.c")"
+kv1=$(kernel_version "$R/tmp/src")
+base_before=$(cat "$kit/build/bases/6.1/MANIFEST" 2>/dev/null || true)
+bad src-missing "SRC='/tmp/no-such-src' does not exist: give the kernel's own source" \
+	cr "cd /root/bqlkit && make install SRC=/tmp/no-such-src KVER=$K1"
+clean src-missing
+bad src-other-version "SRC='/tmp/src-150' is Linux 6.1.150, but kernel $K1 is Linux $kv1 .*SRC_ANY_VERSION=1" \
+	cr "cd /root/bqlkit && make install SRC=/tmp/src-150 KVER=$K1"
+clean src-other-version
+bad src-does-not-fit "veth: the kit's changes do not fit the imported Linux 6.1.[0-9]* source" \
+	cr "cd /root/bqlkit && make install SRC=/tmp/src-nofit KVER=$K1"
+clean src-does-not-fit
+check src-refused-base-kept test "$(cat "$kit/build/bases/6.1/MANIFEST" 2>/dev/null || true)" = "$base_before"
+lap "make install SRC=, refused"
+out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make install SRC=/tmp/src KVER=$K1") && rc=0 || rc=$?
+check src-install-exit-0 test "$rc" -eq 0
+lacks src-install-no-linux-source-import 'importing from /usr/src/linux-source' "$out"
+check src-install-installed test "$(installed_for)" = "$K1 "
+has src-install-from-src '(t95 SRC mark)' "$(cr "modinfo -k $K1 -F description veth")"
+# For K1 only: the same headers under another kernel's name (a vendor's
+# next ABI of the same upstream version) are refused the base (the
+# linux-source tarball, K1's own, set aside: it would be taken).
+out=$(cr "mv /usr/src/linux-source-6.1.tar.xz /usr/src/aside.tar.xz; rc=0
+	KDIR=/lib/modules/$K1/build BQLKIT_BASES=/usr/src/bqlkit-$ver/bases /usr/src/bqlkit-$ver/scripts/pick-source.sh 6.1.0-999-amd64 || rc=\$?
+	mv /usr/src/aside.tar.xz /usr/src/linux-source-6.1.tar.xz; exit \$rc") && rc=0 || rc=$?
+check src-base-other-kernel-refused test "$rc" -eq 1
+has src-base-other-kernel-says-why "given for kernel $K1 only" "$out"
+out=$(cr "cd /root/bqlkit && BQLKIT_NO_INITRAMFS=1 make uninstall") || true
+clean src-uninstall
+lap "make install SRC="
