@@ -27,8 +27,8 @@ install_lock install
 ver=$(cat "$BQLKIT_TOP/VERSION")
 src=/usr/src/bqlkit-$ver
 # The kit from the bqlkit-dkms package, or another version, owns the module names.
-if pkg=$(dpkg-query -S "$src" 2>/dev/null); then
-	die "${pkg%%:*} is installed and owns $src: upgrade it with apt, or 'apt-get purge ${pkg%%:*}' before 'make install'"
+if owner=$(package_owner "$src"); then
+	die "${owner%%$'\t'*} is installed and owns $src: upgrade that package, or '${owner#*$'\t'}' before 'make install'"
 fi
 otherv=$(dkms status bqlkit 2>/dev/null | sed -n 's|^bqlkit/\([^,:]*\)[,:].*|\1|p' | grep -vx "$ver" | sort -u | head -1 || true)
 [ -z "$otherv" ] ||

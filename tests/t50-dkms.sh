@@ -195,8 +195,8 @@ else
 		"$(scriptlet PREUN 1 "$(printf 'bqlkit/%s, k1, x86_64: built\nbqlkit/%s.1, k1, x86_64: installed' "$ver" "$ver")")"
 fi
 
-# A kit an RPM installed is rpm's to remove: make uninstall names the
-# package and its removal, and touches neither DKMS nor /usr/src (an rpm
+# A kit an RPM installed is rpm's to remove: make uninstall and make
+# install name the package and its removal, and touch neither DKMS nor /usr/src (an rpm
 # stand-in owns /usr/src/bqlkit-VERSION; dpkg owns nothing of it here).
 if [ "$(id -u)" = 0 ]; then
 	mkdir -p "$tmp/ownerbin"
@@ -209,6 +209,10 @@ if [ "$(id -u)" = 0 ]; then
 	out=$(PATH="$tmp/ownerbin:$PATH" BQLKIT_NO_INITRAMFS=1 "$BQLKIT_TOP/scripts/uninstall.sh" 2>&1) || true
 	has uninstall-leaves-rpm-kit-to-rpm "bqlkit/$ver was installed by the bqlkit-dkms package: remove it with 'rpm -e bqlkit-dkms'" "$out"
 	same uninstall-rpm-kit-untouched "$before" "$(find "/usr/src/bqlkit-$ver" /var/lib/dkms/bqlkit -maxdepth 1 2>/dev/null | sort)"
+	out=$(PATH="$tmp/ownerbin:$PATH" BQLKIT_NO_INITRAMFS=1 "$BQLKIT_TOP/scripts/install.sh" 2>&1) && rc=0 || rc=$?
+	check install-refuses-rpm-kit test "$rc" -ne 0
+	has install-names-rpm-kit "bqlkit-dkms is installed and owns /usr/src/bqlkit-$ver: upgrade that package, or 'rpm -e bqlkit-dkms'" "$out"
+	same install-rpm-kit-untouched "$before" "$(find "/usr/src/bqlkit-$ver" /var/lib/dkms/bqlkit -maxdepth 1 2>/dev/null | sort)"
 	[ -z "$mine" ] || rm -rf "/usr/src/bqlkit-$ver"
 fi
 
