@@ -398,8 +398,10 @@ interrupt_install() {
 	# (sigint-nothing-left, twice in CI).  A process works on the tree when
 	# its cwd is in it (DKMS's make) or an argument names it (Kbuild's,
 	# M=...); the pattern is split so that this shell's own command line
-	# does not match.
-	still=$(cr 't=/var/lib/dkms; t=$t/bqlkit; for p in /proc/[0-9]*; do c=$(readlink "$p/cwd") || continue; a=$(tr "\0" " " <"$p/cmdline") || continue; case "$c $a" in *"$t"*) echo "$(cat "$p/comm") (cwd $c)";; esac; done' | tr '\n' ';')
+	# does not match.  Only processes of this chroot (their root is "/"
+	# seen from it): /proc shows every process of the machine, and another
+	# checkout's t95 runs its DKMS in a chroot of its own.
+	still=$(cr 't=/var/lib/dkms; t=$t/bqlkit; for p in /proc/[0-9]*; do [ "$(readlink "$p/root")" = / ] || continue; c=$(readlink "$p/cwd") || continue; a=$(tr "\0" " " <"$p/cmdline") || continue; case "$c $a" in *"$t"*) echo "$(cat "$p/comm") (cwd $c)";; esac; done' | tr '\n' ';')
 	if [ -z "$still" ]; then
 		pass "$name-nothing-running"
 	else
