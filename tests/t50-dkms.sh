@@ -202,18 +202,27 @@ if [ "$(id -u)" = 0 ]; then
 	mkdir -p "$tmp/ownerbin"
 	printf '#!/bin/sh\n[ "$1" = -qf ] && [ "$4" = /usr/src/bqlkit-%s ] && { echo bqlkit-dkms; exit 0; }\nexit 1\n' "$ver" >"$tmp/ownerbin/rpm"
 	chmod +x "$tmp/ownerbin/rpm"
-	# (The package's source: a stand-in where this machine has none.)
-	mine=
-	[ -e "/usr/src/bqlkit-$ver" ] || { mkdir "/usr/src/bqlkit-$ver" && : >"/usr/src/bqlkit-$ver/dkms.conf" && mine=1; }
-	before=$(find "/usr/src/bqlkit-$ver" /var/lib/dkms/bqlkit -maxdepth 1 2>/dev/null | sort)
+	# kit_state: what of the kit this machine has (none is nothing).
+	kit_state() { find "/usr/src/bqlkit-$ver" /var/lib/dkms/bqlkit -maxdepth 1 2>/dev/null | sort || true; }
+	# (The package's source: a stand-in where this machine has none,
+	# removed however the test ends.)
+	if [ ! -e "/usr/src/bqlkit-$ver" ]; then
+		trap 'rm -rf "$tmp" "/usr/src/bqlkit-$ver"' EXIT
+		mkdir "/usr/src/bqlkit-$ver" && : >"/usr/src/bqlkit-$ver/dkms.conf"
+		mine=1
+	fi
+	before=$(kit_state)
 	out=$(PATH="$tmp/ownerbin:$PATH" BQLKIT_NO_INITRAMFS=1 "$BQLKIT_TOP/scripts/uninstall.sh" 2>&1) || true
 	has uninstall-leaves-rpm-kit-to-rpm "bqlkit/$ver was installed by the bqlkit-dkms package: remove it with 'rpm -e bqlkit-dkms'" "$out"
-	same uninstall-rpm-kit-untouched "$before" "$(find "/usr/src/bqlkit-$ver" /var/lib/dkms/bqlkit -maxdepth 1 2>/dev/null | sort)"
+	same uninstall-rpm-kit-untouched "$before" "$(kit_state)"
 	out=$(PATH="$tmp/ownerbin:$PATH" BQLKIT_NO_INITRAMFS=1 "$BQLKIT_TOP/scripts/install.sh" 2>&1) && rc=0 || rc=$?
 	check install-refuses-rpm-kit test "$rc" -ne 0
 	has install-names-rpm-kit "bqlkit-dkms is installed and owns /usr/src/bqlkit-$ver: upgrade that package, or 'rpm -e bqlkit-dkms'" "$out"
-	same install-rpm-kit-untouched "$before" "$(find "/usr/src/bqlkit-$ver" /var/lib/dkms/bqlkit -maxdepth 1 2>/dev/null | sort)"
-	[ -z "$mine" ] || rm -rf "/usr/src/bqlkit-$ver"
+	same install-rpm-kit-untouched "$before" "$(kit_state)"
+	if [ -n "${mine:-}" ]; then
+		rm -rf "/usr/src/bqlkit-$ver"
+		trap 'rm -rf "$tmp"' EXIT
+	fi
 fi
 
 if [ -n "${BQLKIT_QUICK:-}" ]; then
