@@ -164,9 +164,12 @@ series:
 # install SRC= (or KSRC=): from the command line only (an SRC in the
 # environment is no source to install from); SRCVER=, SRC_ANY_VERSION=1 with it.
 install_src = $(if $(call given_on_command_line,SRC),$(SRC),$(if $(call given_on_command_line,KSRC),$(KSRC)))
+# (SRC= and SRCVER= reach install.sh in its environment: its command line,
+# as make prints it, stays the script and KVER.)
+install: export BQLKIT_SRC = $(install_src)
+install: export BQLKIT_SRCVER = $(if $(install_src),$(SRCVER))
 install:
-	$(if $(install_src),BQLKIT_SRC=$(call q,$(install_src)) BQLKIT_SRCVER=$(call q,$(SRCVER))) \
-		$(TOP)/scripts/install.sh $(if $(call given_on_command_line,KVER),$(call q,$(KVER)))
+	$(TOP)/scripts/install.sh $(if $(call given_on_command_line,KVER),$(call q,$(KVER)))
 
 uninstall:
 	$(TOP)/scripts/uninstall.sh
