@@ -81,10 +81,12 @@ missing_tools() {
 
 # Headers first: they tell the kernel's version and so the source needed.
 kdir=$(kdir_for "$kver")
-if [ -n "$given" ] && { ! command -v apt-get >/dev/null || [ -z "$(missing_tools)" ]; }; then
+missing=
+[ -z "$given" ] || missing=$(missing_tools)
+if [ -n "$given" ] && { ! command -v apt-get >/dev/null || [ -z "$missing" ]; }; then
 	# SRC= on any distro: nothing from apt; what is missing is named.
-	[ -z "$(missing_tools)" ] ||
-		die "missing: $(missing_tools | paste -sd, - | sed 's/,/, /g') (the Debian package in brackets): install them with your distro's package manager (docs/install.md, 'Any distro: SRC=')"
+	[ -z "$missing" ] ||
+		die "missing: $(paste -sd, - <<<"$missing" | sed 's/,/, /g') (the Debian package in brackets): install them with your distro's package manager (docs/install.md, 'Any distro: SRC=')"
 	[ -f "$kdir/Makefile" ] ||
 		die "kernel $kver has no headers at $kdir: install them (Debian, Ubuntu: linux-headers-$kver; RHEL, CentOS Stream, Azure Linux: kernel-devel-$kver), or give KVER= of a kernel with headers"
 elif [ ! -f "$kdir/Makefile" ]; then
