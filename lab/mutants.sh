@@ -113,7 +113,8 @@ build_mutant() {
 	drv=$(field "$f" driver)
 	flavour=$(field "$f" build)
 	flavour=${flavour:-kit}
-	ref=$(reference "$drv" "$flavour")
+	# (Called where set -e is off: stop here with reference's own error.)
+	ref=$(reference "$drv" "$flavour") || exit 1
 	src=$(field "$f" file)
 	[ -n "$src" ] && [ -f "$ref/$src" ] || die "$f: no file '$src' in $ref"
 	rm -rf "$dir/src"
