@@ -68,6 +68,12 @@ begin() {
 	OPS_FAILED=''
 	ok_or_note setup_pair "$SLOW"
 	split_flood
+	# The faults that take vethB's NAPI down: a deep ring for the
+	# teardown to drain (smoke.sh's napi_del phase says why).
+	case $F in
+	channels | xdp | link-flap-receiver)
+		veth_limit_min 200 && emit "fault $F limit_min=200" ;;
+	esac
 	ping_retry >/dev/null # resolve ARP
 	flood_start "$F" 120 "$PAYLOAD" "$SOCKETS"
 	# For the driver, should this process be killed.

@@ -216,6 +216,15 @@ napi_defer() {
 		echo $(($1 * 1000)) >/sys/class/net/vethB/gro_flush_timeout" 2>/dev/null
 }
 
+# veth_limit_min N: every vethA txq's BQL limit_min (in packets: the kit
+# charges one unit per packet).  1 where the kernel shows no BQL sysfs for
+# veth (6.9+ hides it for lltx devices) or a write failed.
+veth_limit_min() {
+	in_ns A sh -c 'for d in /sys/class/net/vethA/queues/tx-*/byte_queue_limits; do
+		[ -w "$d/limit_min" ] && echo '"$1"' >"$d/limit_min" || exit 1
+	done' 2>/dev/null
+}
+
 # ping_ok: the sender can reach the receiver (queue not stuck).
 ping_ok() { in_ns A ping -c 3 -W 1 "$ADDR_B" >/dev/null 2>&1; }
 
