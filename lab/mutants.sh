@@ -30,6 +30,9 @@
 #   edit:     a sed expression keyed on code, not on line numbers; several
 #             edit: lines are applied in turn, and each must change the file
 #   phases:   (mana) the guest phases to run, as t82 names them
+#   append:   (mana) guest kernel arguments added to the scenario's, e.g.
+#             bqlkit.channel_rounds=60: a defect that bites at random
+#             needs more rounds than the test file's run
 #   checks:   the checks that claim the property, {series} for X.Y
 #             (e.g. vm-{series}-bql_inflight_during_flood): each must FAIL
 # The mutant is refused (an error, not a kill) when an edit changes
@@ -187,11 +190,12 @@ mana_qemu() {
 }
 runner_mana_kit() {
 	mana_qemu || return 0
-	BQLKIT_BUILD=$2 vm_mana_dev "mana-dev-$series-kit" "$kver" "${PHASES:-$MANA_DEV_KIT_PHASES}" --module "$1" 2>"$2/runner.log"
+	BQLKIT_BUILD=$2 MANA_DEV_APPEND=${APPEND:-} vm_mana_dev "mana-dev-$series-kit" "$kver" \
+		"${PHASES:-$MANA_DEV_KIT_PHASES}" --module "$1" 2>"$2/runner.log"
 }
 runner_mana_batched() {
 	mana_qemu || return 0
-	BQLKIT_BUILD=$2 MANA_DEV_APPEND="bqlkit.batching=1" vm_mana_dev "mana-dev-$series-kit-batched" "$kver" \
+	BQLKIT_BUILD=$2 MANA_DEV_APPEND="bqlkit.batching=1${APPEND:+ $APPEND}" vm_mana_dev "mana-dev-$series-kit-batched" "$kver" \
 		"${PHASES:-$MANA_DEV_BATCHED_PHASES}" --module "$1" 2>"$2/runner.log"
 }
 runner_mana_lost() {
@@ -204,10 +208,12 @@ declare -A test_of=([smoke]=t60 [mq]=t60 [xoff]=t76 [faults]=t70 [txtimeout]=t75
 
 # control_dir FILE: where the kit's own run of the mutant's scenario is.
 control_dir() {
-	local fl ph
+	local fl ph ap
 	fl=$(field "$1" build)
 	ph=$(field "$1" phases)
-	echo "$work/control/$(field "$1" runner)-${fl:-kit}${ph:+-${ph//,/-}}"
+	ap=$(field "$1" append)
+	ap=${ap//[^a-z0-9_=]/-}
+	echo "$work/control/$(field "$1" runner)-${fl:-kit}${ph:+-${ph//,/-}}${ap:+-${ap//=/}}"
 }
 
 # on_kit FILE: whether the mutant's claimed checks passed on the kit's
@@ -279,7 +285,7 @@ if [ -n "$control" ]; then
 		mkdir -p "$d"
 		echo "${VM_QEMU:-kit}${MUTANTS_MANA_QEMU:+, mana: $MUTANTS_MANA_QEMU}" >"$d/qemu"
 		step "control $(basename "$d"): the kit's module in ${test_of[$(field "$f" runner)]}'s scenario"
-		PHASES=$(field "$f" phases) "runner_$(field "$f" runner)" "$(ls "$ref"/*.ko | head -1)" "$d" >"$d/results" 2>"$d/runner.err" || true
+		PHASES=$(field "$f" phases) APPEND=$(field "$f" append) "runner_$(field "$f" runner)" "$(ls "$ref"/*.ko | head -1)" "$d" >"$d/results" 2>"$d/runner.err" || true
 		# A scenario that did not run (no emulator) is not done.
 		! grep -q '^PASS ' "$d/results" || touch "$d/done"
 		grep '^FAIL ' "$d/results" | cut -c1-160 >&2 || true
@@ -309,7 +315,7 @@ for f in "${mutants[@]}"; do
 	fi
 	step "mutant $name: running ${test_of[$runner]}'s $runner scenario"
 	echo "${VM_QEMU:-kit}${MUTANTS_MANA_QEMU:+, mana: $MUTANTS_MANA_QEMU}" >"$dir/qemu"
-	PHASES=$(field "$f" phases) "runner_$runner" "$ko" "$dir" >"$dir/results" 2>"$dir/runner.err" || true
+	PHASES=$(field "$f" phases) APPEND=$(field "$f" append) "runner_$runner" "$ko" "$dir" >"$dir/results" 2>"$dir/runner.err" || true
 	verdict "$f" "$dir"
 	echo "bqlkit: $name: $VERDICT" >&2
 done
