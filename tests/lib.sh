@@ -188,7 +188,7 @@ cross_for() {
 # mana.ko through every phase, the kernel's own through those that show it
 # has no BQL (t82 on the test kernels, t81 on the chroot-built ones).
 # shellcheck disable=SC2034 # read by the tests that source this file
-MANA_DEV_KIT_PHASES=probe,ping,bulk,bql,doorbells,xdp,flap,channels,mtu,reload,txbatch,mana_ib
+MANA_DEV_KIT_PHASES=probe,ping,bulk,bql,doorbells,rxstall,xdp,flap,channels,mtu,reload,txbatch,mana_ib
 MANA_DEV_STOCK_PHASES=probe,ping,bql,doorbells
 # The kit's tx_doorbell_batching on (bqlkit.batching=1), the port
 # operations under a GSO flood that batches: a batch cut short by the port
@@ -237,7 +237,8 @@ vm_mana_dev() {
 # vm_mana_dev_lost NAME KVER KO [ARGS...]: the lost-completions phase
 # (probe,ping,lost) with the kit's mana.ko KO.  The queue stopped by BQL
 # recovers only through a port reset (7.x: the TX watchdog's), whose drain
-# waits 120 s of guest time for the lost completions: under -icount with
+# waits 120 s of guest time for the lost completions and then calls
+# pcie_flr(), a no-op on the emulated VF (docs/mana.md): under -icount with
 # sleep=off that idle wait costs no host time (12-29 s a VM, nothing else
 # running, instead of ~135 s).  One vCPU (chosen when 6.1 did not boot SMP
 # under -icount, before lab/qemu/patches/0003; one is all the phase needs).

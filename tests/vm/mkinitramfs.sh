@@ -233,7 +233,7 @@ check_veth() {
 [[ -z $foreign ]] || fetch_foreign busybox-static
 install_busybox
 if [[ -n $foreign ]]; then install_foreign_tools; else install_host_tools; fi
-tools="udpflood bqlwatch manactl tcpload xdpload"
+tools="udpflood bqlwatch manactl tcpload xdpload rthog"
 # tsprobe and vmmark serve make bench, cx16flags checks the emulator
 # (guest/mana-dev.sh): amd64 guests only (x86-64 instructions).
 [[ -n $foreign ]] || tools+=" tsprobe vmmark cx16flags"

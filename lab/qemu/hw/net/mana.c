@@ -42,8 +42,12 @@
 #define MANA_WIRE_OVERHEAD      24
 #define MANA_TX_BUDGET          1024
 
-void mana_guest_error(const char *what, uint64_t a, uint64_t b)
+/* Every error of the guest's is counted (guest_errors, which the kit's
+ * mana VM tests require to be 0 at the end of a run), logged with -d
+ * guest_errors and traced. */
+void mana_guest_error(ManaState *s, const char *what, uint64_t a, uint64_t b)
 {
+    s->cnt.guest_errors++;
     qemu_log_mask(LOG_GUEST_ERROR, "mana: %s (0x%" PRIx64 ", 0x%" PRIx64 ")\n",
                   what, a, b);
     trace_mana_guest_error(what, a, b);
@@ -108,7 +112,7 @@ bool mana_queue_setup(ManaState *s, ManaQueue *q, int kind, uint32_t id,
     if (size < MANA_PAGE_SIZE || !is_power_of_2(size) ||
         (uint64_t)npages * MANA_PAGE_SIZE < size ||
         npages > MANA_MAX_QUEUE_PAGES) {
-        mana_guest_error("bad queue size", size, npages);
+        mana_guest_error(s, "bad queue size", size, npages);
         return false;
     }
     g_free(q->pages);
@@ -192,7 +196,9 @@ void mana_post_eqe(ManaState *s, ManaQueue *eq, uint8_t type,
         return;
     }
     if (mana_ring_pending(eq, entries) >= entries) {
-        mana_guest_error("EQ overflow", eq->id, eq->prod);
+        s->cnt.eq_overflows++;
+        trace_mana_eq_overflow(eq->id, eq->prod, eq->consumed);
+        mana_guest_error(s, "EQ overflow", eq->id, eq->prod);
         return;
     }
     e[0] = cpu_to_le32(data[0]);
@@ -234,6 +240,23 @@ void mana_post_cqe(ManaState *s, ManaQueue *cq, const uint32_t *data,
     if (!cq->live) {
         return;
     }
+    /*
+     * The driver reports its head modulo 8 ring sizes (the owner bits) and
+     * must ring at least once every 8 wraparounds (mana_cq_handler() rings
+     * after 4).  A CQE that would put the model 8 rings ahead of the last
+     * head it was told is past that contract: the driver's owner-bit check
+     * could no longer tell it from an old one.  (Fewer than 8 rings ahead
+     * is not proof: the driver may have read more than it reported; what
+     * the model can prove, it checks when the head arrives,
+     * mana_db_ring_head().)  The CQE is not written.
+     */
+    if ((uint32_t)(cq->prod - cq->consumed) >= entries << MANA_OWNER_BITS) {
+        s->cnt.cq_overflows++;
+        trace_mana_cq_overflow(cq->id, cq->prod, cq->consumed);
+        mana_guest_error(s, "CQ overflow: 8 rings past the driver's last head",
+                         cq->id, cq->prod);
+        return;
+    }
     for (i = 0; i < 15; i++) {
         e[i] = cpu_to_le32(data[i]);
     }
@@ -259,13 +282,34 @@ static void mana_db_ring_head(ManaState *s, ManaQueue *q, uint32_t head,
     bool cq = q->kind == MANA_Q_CQ;
     uint32_t entries = q->size / (cq ? MANA_CQE_SIZE : MANA_EQE_SIZE);
 
+    uint32_t pending;
+
     mana_qstats(s, q)->doorbells++;
     q->db_head = head;
+    pending = mana_ring_pending(q, entries);
+    q->consumed = q->prod - pending;
+    /*
+     * The head is the driver's own at the moment it rings: more entries
+     * produced than read by a whole ring means the model wrote over an
+     * entry the driver had not read (it reused its slot).
+     */
+    if (pending > entries) {
+        if (cq) {
+            s->cnt.cq_overflows++;
+            trace_mana_cq_overflow(q->id, q->prod, q->consumed);
+        } else {
+            s->cnt.eq_overflows++;
+            trace_mana_eq_overflow(q->id, q->prod, q->consumed);
+        }
+        mana_guest_error(s, cq ? "CQ overflow: more unread CQEs than the ring holds" :
+                         "EQ overflow: more unread EQEs than the ring holds",
+                         q->id, pending);
+    }
     if (!arm) {
         return;
     }
     mana_qstats(s, q)->arms++;
-    if (!mana_ring_pending(q, entries)) {
+    if (!pending) {
         q->armed = true;
     } else if (cq) {
         /* Entries arrived since the driver looked: fire again. */
@@ -275,7 +319,30 @@ static void mana_db_ring_head(ManaState *s, ManaQueue *q, uint32_t head,
     }
 }
 
-static void mana_db_eq(ManaState *s, uint64_t val)
+/*
+ * Each queue's doorbells belong on one doorbell page: the hardware
+ * channel's (id 0 of each type, the page the HWC init EQE names), and the
+ * page REGISTER_DEVICE handed out for the Ethernet device for every other
+ * queue.  A doorbell on another page is another function's (or nobody's):
+ * the hardware would not apply it to this queue.  Counted, reported and
+ * not applied.
+ */
+static bool mana_db_page_ok(ManaState *s, unsigned page, int kind,
+                            uint32_t id, uint64_t val)
+{
+    unsigned want = id ? MANA_ETH_DB_ID : MANA_HWC_DB_ID;
+
+    if (page == want) {
+        return true;
+    }
+    s->cnt.db_wrong_page++;
+    trace_mana_db_wrong_page(kind, id, page, want);
+    mana_guest_error(s, "doorbell on the wrong doorbell page",
+                     (uint64_t)page << 32 | id, val);
+    return false;
+}
+
+static void mana_db_eq(ManaState *s, unsigned page, uint64_t val)
 {
     uint32_t id = val & 0xffff;
     uint32_t head = (val >> 32) & 0x7fffffff;
@@ -285,13 +352,16 @@ static void mana_db_eq(ManaState *s, uint64_t val)
     s->cnt.eq_doorbells++;
     s->cnt.eq_arms += arm;
     if (id >= MANA_MAX_EQ || !s->eq[id].live) {
-        mana_guest_error("EQ doorbell for a missing EQ", id, val);
+        mana_guest_error(s, "EQ doorbell for a missing EQ", id, val);
+        return;
+    }
+    if (!mana_db_page_ok(s, page, MANA_Q_EQ, id, val)) {
         return;
     }
     mana_db_ring_head(s, &s->eq[id], head, arm);
 }
 
-static void mana_db_cq(ManaState *s, uint64_t val)
+static void mana_db_cq(ManaState *s, unsigned page, uint64_t val)
 {
     uint32_t id = val & 0xffffff;
     uint32_t head = (val >> 32) & 0x7fffffff;
@@ -301,7 +371,10 @@ static void mana_db_cq(ManaState *s, uint64_t val)
     s->cnt.cq_doorbells++;
     s->cnt.cq_arms += arm;
     if (id >= MANA_MAX_CQ || !s->cq[id].live) {
-        mana_guest_error("CQ doorbell for a missing CQ", id, val);
+        mana_guest_error(s, "CQ doorbell for a missing CQ", id, val);
+        return;
+    }
+    if (!mana_db_page_ok(s, page, MANA_Q_CQ, id, val)) {
         return;
     }
     mana_db_ring_head(s, &s->cq[id], head, arm);
@@ -309,7 +382,7 @@ static void mana_db_cq(ManaState *s, uint64_t val)
 
 static void mana_tx_pump(ManaState *s);
 
-static void mana_db_wq(ManaState *s, bool is_sq, uint64_t val)
+static void mana_db_wq(ManaState *s, unsigned page, bool is_sq, uint64_t val)
 {
     uint32_t id = val & 0xffffff;
     uint32_t tail = val >> 32;
@@ -323,14 +396,17 @@ static void mana_db_wq(ManaState *s, bool is_sq, uint64_t val)
         s->cnt.rq_doorbells++;
     }
     if (id >= MANA_MAX_WQ || !(is_sq ? s->sq : s->rq)[id].live) {
-        mana_guest_error(is_sq ? "SQ doorbell for a missing SQ" :
+        mana_guest_error(s, is_sq ? "SQ doorbell for a missing SQ" :
                          "RQ doorbell for a missing RQ", id, val);
         return;
     }
     q = &(is_sq ? s->sq : s->rq)[id];
+    if (!mana_db_page_ok(s, page, q->kind, id, val)) {
+        return;
+    }
     mana_qstats(s, q)->doorbells++;
     if ((uint32_t)(tail - q->cons) > q->size) {
-        mana_guest_error("WQ doorbell beyond the ring", id, tail);
+        mana_guest_error(s, "WQ doorbell beyond the ring", id, tail);
         return;
     }
     q->db_tail = tail;
@@ -348,28 +424,30 @@ static void mana_db_wq(ManaState *s, bool is_sq, uint64_t val)
 static void mana_doorbell(ManaState *s, hwaddr off, uint64_t val,
                           unsigned size)
 {
+    unsigned page = off / MANA_DB_PAGE_SIZE;
+
     if (size != 8) {
-        mana_guest_error("doorbell write is not 64-bit", off, val);
+        mana_guest_error(s, "doorbell write is not 64-bit", off, val);
         return;
     }
     switch (off % MANA_DB_PAGE_SIZE) {
     case MANA_DB_SQ:
-        mana_db_wq(s, true, val);
+        mana_db_wq(s, page, true, val);
         break;
     case MANA_DB_RQ:
-        mana_db_wq(s, false, val);
+        mana_db_wq(s, page, false, val);
         break;
     case MANA_DB_CQ:
-        mana_db_cq(s, val);
+        mana_db_cq(s, page, val);
         break;
     case MANA_DB_EQ:
-        mana_db_eq(s, val);
+        mana_db_eq(s, page, val);
         break;
     case MANA_DB_DIM:
         trace_mana_db_dim(val);
         break;
     default:
-        mana_guest_error("write to an unknown doorbell", off, val);
+        mana_guest_error(s, "write to an unknown doorbell", off, val);
     }
 }
 
@@ -411,12 +489,12 @@ static void mana_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     } else if (addr >= MANA_SMC_OFFSET &&
                addr < MANA_SMC_OFFSET + MANA_SMC_SIZE) {
         if (size != 4 || (addr & 3)) {
-            mana_guest_error("shared memory write is not 32-bit", addr, val);
+            mana_guest_error(s, "shared memory write is not 32-bit", addr, val);
             return;
         }
         mana_smc_write(s, (addr - MANA_SMC_OFFSET) / 4, val);
     } else {
-        mana_guest_error("write to a read-only register", addr, val);
+        mana_guest_error(s, "write to a read-only register", addr, val);
     }
 }
 
@@ -432,9 +510,16 @@ static const MemoryRegionOps mana_mmio_ops = {
 
 /* TX */
 
-static void mana_tx_cqe(ManaState *s, ManaQueue *sq, uint32_t wqe_offset)
+static void mana_tx_cqe(ManaState *s, ManaQueue *sq, uint32_t wqe_offset,
+                        int64_t start)
 {
     uint32_t data[15] = { 0 };
+    int64_t wait = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - start;
+
+    /* (Never negative here: a CQE is due at its WQE's wire end at the
+     * earliest; the clamp keeps a regression readable as 0.) */
+    s->cnt.tx_cqe_latency_us_max = MAX(s->cnt.tx_cqe_latency_us_max,
+                                       (uint64_t)MAX(wait, 0) / SCALE_US);
 
     data[0] = MANA_CQE_HDR(MANA_CQE_TX_OKAY);
     data[2] = (wqe_offset / MANA_WQE_BU) << 5;
@@ -463,16 +548,23 @@ static void mana_cqe_timer_cb(void *opaque)
         g_queue_pop_head(s->pending_cqes);
         if (p->sq < MANA_MAX_WQ && s->sq[p->sq].live &&
             s->sq[p->sq].gen == p->gen) {
-            mana_tx_cqe(s, &s->sq[p->sq], p->wqe_offset);
+            mana_tx_cqe(s, &s->sq[p->sq], p->wqe_offset, p->start);
         }
         g_free(p);
     }
     mana_cqe_timer_arm(s);
 }
 
-/* A WQE left the wire: complete it now, later, or never (lost CQE). */
-static void mana_tx_complete(ManaState *s, ManaQueue *sq, uint32_t wqe_offset)
+/*
+ * A WQE was put on the wire from start to end (virtual time; end == start
+ * on an unlimited wire): complete it when its last byte has left plus the
+ * completion delay, or never (lost CQE).  Completions stay in order.
+ */
+static void mana_tx_complete(ManaState *s, ManaQueue *sq, uint32_t wqe_offset,
+                             int64_t start, int64_t end)
 {
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int64_t due = MAX(end, now) + (int64_t)s->tx_cqe_delay_us * SCALE_US;
     ManaPendingCqe *p, *last;
 
     if (s->drop_tx_cqes) {
@@ -481,16 +573,17 @@ static void mana_tx_complete(ManaState *s, ManaQueue *sq, uint32_t wqe_offset)
         trace_mana_tx_cqe_dropped(sq->id, wqe_offset, s->drop_tx_cqes);
         return;
     }
-    if (!s->tx_cqe_delay_us && g_queue_is_empty(s->pending_cqes)) {
-        mana_tx_cqe(s, sq, wqe_offset);
+    if (due <= now && g_queue_is_empty(s->pending_cqes)) {
+        mana_tx_cqe(s, sq, wqe_offset, start);
         return;
     }
+    trace_mana_tx_cqe_due(sq->id, wqe_offset, end - start, due - now);
     p = g_new0(ManaPendingCqe, 1);
     p->sq = sq->id;
     p->gen = sq->gen;
     p->wqe_offset = wqe_offset;
-    p->due = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-             (int64_t)s->tx_cqe_delay_us * SCALE_US;
+    p->start = start;
+    p->due = due;
     /* In order: a completion never overtakes an earlier one. */
     last = g_queue_peek_tail(s->pending_cqes);
     if (last && last->due > p->due) {
@@ -589,14 +682,14 @@ static void mana_tx_tso(ManaState *s, ManaQueue *sq, uint8_t *f, size_t len,
 
     mana_parse(f, len, &p);
     if (!p.tcp || !(p.ip4 || p.ip6) || p.l4 + 20 > len) {
-        mana_guest_error("TSO on a frame that is not TCP", len, mss);
+        mana_guest_error(s, "TSO on a frame that is not TCP", len, mss);
         s->cnt.tx_errors++;
         return;
     }
     thl = (f[p.l4 + 12] >> 4) * 4;
     hdr = p.l4 + thl;
     if (hdr > len || hdr > 512) {
-        mana_guest_error("TSO headers beyond the frame", hdr, len);
+        mana_guest_error(s, "TSO headers beyond the frame", hdr, len);
         s->cnt.tx_errors++;
         return;
     }
@@ -658,7 +751,7 @@ static void mana_tx_frame(ManaState *s, ManaQueue *sq, uint32_t flags,
         if ((p.tcp || p.udp) && (p.ip4 || p.ip6)) {
             mana_l4_csum(f, len, p.l3, p.l4, p.ip4, p.udp);
         } else {
-            mana_guest_error("checksum offload on a frame without TCP/UDP",
+            mana_guest_error(s, "checksum offload on a frame without TCP/UDP",
                              len, d0);
         }
     }
@@ -673,6 +766,7 @@ static void mana_tx_one(ManaState *s, ManaQueue *sq)
     uint8_t sgl[MANA_TX_MAX_SGE * MANA_SGE_SIZE];
     uint32_t nsge, oob_len, wqe_size, off = sq->cons, i;
     size_t len = 0;
+    int64_t now, start, end;
 
     if (!mana_queue_read(s, sq, off, hdr, sizeof(hdr))) {
         goto bad;
@@ -684,7 +778,7 @@ static void mana_tx_one(ManaState *s, ManaQueue *sq)
     wqe_size = ROUND_UP(8 + oob_len + nsge * MANA_SGE_SIZE, MANA_WQE_BU);
     if (!nsge || nsge > MANA_TX_MAX_SGE || (oob_len != 8 && oob_len != 24) ||
         wqe_size > MANA_MAX_SQE || wqe_size > avail) {
-        mana_guest_error("malformed SQ WQE", sq->id, hdr[1]);
+        mana_guest_error(s, "malformed SQ WQE", sq->id, hdr[1]);
         goto bad;
     }
     if (!mana_queue_read(s, sq, off + 8, oob, oob_len) ||
@@ -701,7 +795,7 @@ static void mana_tx_one(ManaState *s, ManaQueue *sq)
 
         if (len + n > MANA_TX_BUF_SIZE - 4 ||
             pci_dma_read(PCI_DEVICE(s), addr, s->tx_buf + len, n) != MEMTX_OK) {
-            mana_guest_error("bad TX SGE", addr, n);
+            mana_guest_error(s, "bad TX SGE", addr, n);
             goto bad;
         }
         len += n;
@@ -709,8 +803,16 @@ static void mana_tx_one(ManaState *s, ManaQueue *sq)
     sq->cons += wqe_size;
     s->cnt.tx_wqes++;
     mana_qstats(s, sq)->entries++;
+    /* On a rate-limited wire the WQE's first byte goes out when the wire
+     * is free, its last byte at wire_free_ns once mana_wire_send() has
+     * added the time of every segment. */
+    now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    start = s->rate_mbps ? MAX(s->wire_free_ns, now) : now;
     mana_tx_frame(s, sq, hdr[1], oob, oob_len, s->tx_buf, len);
-    mana_tx_complete(s, sq, off);
+    end = s->rate_mbps ? MAX(s->wire_free_ns, start) : start;
+    s->cnt.tx_wqe_wire_us_max = MAX(s->cnt.tx_wqe_wire_us_max,
+                                    (uint64_t)(end - start) / SCALE_US);
+    mana_tx_complete(s, sq, off, start, end);
     return;
 
 bad:
@@ -908,11 +1010,13 @@ static ssize_t mana_receive(NetClientState *nc, const uint8_t *buf,
         return size;
     }
     if (rq->cons == rq->db_tail) {
-        /* No receive buffer: the net layer keeps the frame until the
-         * next RQ doorbell flushes the queue. */
-        s->cnt.rx_nowqe_waits++;
-        trace_mana_rx_nowqe(rq->id);
-        return 0;
+        /* No receive buffer posted: the hardware drops the frame and
+         * counts it (rx_discards_no_wqe, which QUERY_GF_STAT reports).
+         * Holding it would stall every RQ of the port behind this one. */
+        s->cnt.rx_discards_no_wqe++;
+        mana_qstats(s, rq)->discards++;
+        trace_mana_rx_discard_nowqe(rq->id, size, s->cnt.rx_discards_no_wqe);
+        return size;
     }
     if (!mana_queue_read(s, rq, rq->cons, wqe, sizeof(wqe))) {
         s->cnt.rx_dropped++;
@@ -924,7 +1028,7 @@ static ssize_t mana_receive(NetClientState *nc, const uint8_t *buf,
     addr = ldq_le_p(&wqe[4]);
     sge_len = le32_to_cpu(wqe[7]);
     if (wqe_size > MANA_MAX_RQE || (uint32_t)(rq->db_tail - rq->cons) < wqe_size) {
-        mana_guest_error("malformed RQ WQE", rq->id, le32_to_cpu(wqe[1]));
+        mana_guest_error(s, "malformed RQ WQE", rq->id, le32_to_cpu(wqe[1]));
         rq->cons = rq->db_tail;
         return size;
     }
@@ -1045,7 +1149,7 @@ static void mana_dbg_set(ManaState *s, uint32_t index, uint32_t val)
     MANA_DBG_KNOBS(MANA_KNOB_SET)
 #undef MANA_KNOB_SET
     default:
-        mana_guest_error("test port: not a knob", index, val);
+        mana_guest_error(s, "test port: not a knob", index, val);
         return;
     }
     qemu_bh_schedule(s->tx_bh);
@@ -1077,7 +1181,7 @@ static void mana_config_write(PCIDevice *d, uint32_t addr, uint32_t val,
 
     if (cap && addr >= cap + MANA_DBG_INDEX && addr < cap + MANA_DBG_CAP_LEN) {
         if (len != 4) {
-            mana_guest_error("test port access is not 32-bit", addr, val);
+            mana_guest_error(s, "test port access is not 32-bit", addr, val);
         } else if (addr == cap + MANA_DBG_INDEX) {
             s->dbg_index = val;
         } else if (addr == cap + MANA_DBG_DATA_LO) {

@@ -70,9 +70,11 @@ typedef struct ManaQueue {
     uint32_t cq;            /* the WQ's completion queue */
     uint64_t handle;        /* wq object handle */
 
-    /* CQ, EQ: entries produced; the driver's head from the doorbell */
+    /* CQ, EQ: entries produced; the driver's head from the doorbell, and
+     * as a count of entries since the queue was created (consumed) */
     uint32_t prod;
     uint32_t db_head;
+    uint32_t consumed;
     bool armed;
     uint32_t eq;            /* CQ: the parent EQ */
     uint16_t msix;          /* EQ: its MSI-X vector */
@@ -86,11 +88,13 @@ typedef struct ManaRegion {
     uint32_t filled;
 } ManaRegion;
 
-/* A TX completion waiting for the completion delay */
+/* A TX completion waiting for its WQE's last byte to leave the wire and
+ * for the completion delay */
 typedef struct ManaPendingCqe {
     uint32_t sq;
     uint32_t gen;
     uint32_t wqe_offset;
+    int64_t start;          /* the WQE's first byte on the wire */
     int64_t due;
 } ManaPendingCqe;
 
@@ -186,7 +190,7 @@ void mana_post_cqe(ManaState *s, ManaQueue *cq, const uint32_t *data,
 ManaQueue *mana_rq_by_handle(ManaState *s, uint64_t handle);
 void mana_rx_config_changed(ManaState *s);
 void mana_reset_queues(ManaState *s);
-void mana_guest_error(const char *what, uint64_t a, uint64_t b);
+void mana_guest_error(ManaState *s, const char *what, uint64_t a, uint64_t b);
 
 /* mana_hwc.c */
 void mana_smc_write(ManaState *s, unsigned dword, uint32_t val);

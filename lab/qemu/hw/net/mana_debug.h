@@ -40,6 +40,14 @@
 
 /*
  * Device-wide counters (read-only), index 0x100...: X(index, name)
+ * (0x110 was rx_nowqe_waits, frames the model held for want of an RQ
+ * WQE; it drops and counts them now, as rx_discards_no_wqe.)
+ * guest_errors counts every LOG_GUEST_ERROR of the model; cq_overflows,
+ * eq_overflows and db_wrong_page are three of them, named.
+ * tx_wqe_wire_us_max: the longest wire time of one TX WQE (all of its
+ * segments, rate-limited wire only); tx_cqe_latency_us_max: the longest
+ * time from a TX WQE starting on the wire to its CQE (both device-lifetime
+ * maxima, in microseconds of virtual time).
  */
 #define MANA_DBG_COUNTERS(X) \
     X(0x100, sq_doorbells) \
@@ -58,7 +66,6 @@
     X(0x10d, tx_errors) \
     X(0x10e, rx_frames) \
     X(0x10f, rx_bytes) \
-    X(0x110, rx_nowqe_waits) \
     X(0x111, rx_dropped) \
     X(0x112, rx_cqes) \
     X(0x113, rx_csum_ok) \
@@ -69,13 +76,21 @@
     X(0x118, hwc_unknown) \
     X(0x119, hwc_errors) \
     X(0x11a, fences) \
-    X(0x11b, tx_wire_waits)
+    X(0x11b, tx_wire_waits) \
+    X(0x11c, guest_errors) \
+    X(0x11d, cq_overflows) \
+    X(0x11e, eq_overflows) \
+    X(0x11f, db_wrong_page) \
+    X(0x120, tx_wqe_wire_us_max) \
+    X(0x121, tx_cqe_latency_us_max) \
+    X(0x122, rx_discards_no_wqe)
 
 /*
  * Per-queue counters: index MANA_DBG_QUEUE(type, id, field), kept per
  * queue id across destroy/create (ids are reused lowest first, so an id
  * follows the driver's queue index).  Types: 0 SQ, 1 RQ, 2 CQ, 3 EQ.
  * "entries": WQEs consumed (SQ, RQ), CQEs or EQEs produced (CQ, EQ).
+ * "discards": frames for an RQ without a posted WQE, dropped (RQ).
  */
 #define MANA_DBG_QTYPES         4
 #define MANA_DBG_QIDS           256
@@ -90,7 +105,8 @@
     X(3, arms) \
     X(4, entries) \
     X(5, frames) \
-    X(6, bytes)
+    X(6, bytes) \
+    X(7, discards)
 
 #define MANA_DBG_QTYPE_NAMES { "sq", "rq", "cq", "eq" }
 

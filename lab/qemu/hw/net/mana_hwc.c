@@ -161,7 +161,7 @@ static uint32_t mana_msg_create_region(ManaState *s, ManaMsg *m)
         req32(m, DMAREG_REQ_OFFSET_IN_PAGE) ||
         req32(m, DMAREG_REQ_PAGE_TYPE) != 0 ||
         length > (uint64_t)count * MANA_PAGE_SIZE) {
-        mana_guest_error("unsupported DMA region", length, count);
+        mana_guest_error(s, "unsupported DMA region", length, count);
         return 1;
     }
     r->handle = ++s->next_region_handle;
@@ -208,7 +208,7 @@ static bool mana_queue_from_region(ManaState *s, ManaQueue *q, int kind,
 
     if (!r || r->filled != r->npages ||
         (uint64_t)r->npages * MANA_PAGE_SIZE < size) {
-        mana_guest_error("queue on a missing or short DMA region", handle, size);
+        mana_guest_error(s, "queue on a missing or short DMA region", handle, size);
         return false;
     }
     ok = mana_queue_setup(s, q, kind, id, size, r->pages, r->npages);
@@ -291,7 +291,7 @@ static uint32_t mana_msg_create_queue(ManaState *s, ManaMsg *m)
     int id;
 
     if (type != MANA_GDMA_EQ || msix >= s->num_vectors) {
-        mana_guest_error("CREATE_QUEUE: only EQs with a valid vector", type, msix);
+        mana_guest_error(s, "CREATE_QUEUE: only EQs with a valid vector", type, msix);
         return 1;
     }
     id = mana_queue_alloc_id(s->eq, MANA_MAX_EQ);
@@ -450,7 +450,7 @@ static uint32_t mana_msg_vport_rx(ManaState *s, ManaMsg *m)
     if (req8(m, RXCFG_REQ_UPD_TAB)) {
         if (!n || n > ARRAY_SIZE(s->indir) || !is_power_of_2(n) ||
             tab + n * 8 > m->req_len) {
-            mana_guest_error("CONFIG_VPORT_RX: bad indirection table", n, tab);
+            mana_guest_error(s, "CONFIG_VPORT_RX: bad indirection table", n, tab);
             return 1;
         }
         for (i = 0; i < n; i++) {
@@ -476,7 +476,7 @@ static uint32_t mana_msg_vport_rx(ManaState *s, ManaMsg *m)
 static uint32_t mana_msg_gf_stat(ManaState *s, ManaMsg *m)
 {
     resp64(m, GFSTAT_RESP_REPORTED, req64(m, GFSTAT_REQ_STATS));
-    resp64(m, GFSTAT_RESP_RX_NOWQE, s->cnt.rx_nowqe_waits);
+    resp64(m, GFSTAT_RESP_RX_NOWQE, s->cnt.rx_discards_no_wqe);
     resp64(m, GFSTAT_RESP_RX_BYTES, s->cnt.rx_bytes);
     resp64(m, GFSTAT_RESP_RX_UCAST_PKTS, s->cnt.rx_frames);
     resp64(m, GFSTAT_RESP_RX_UCAST_BYTES, s->cnt.rx_bytes);
@@ -566,7 +566,7 @@ static void mana_hwc_request(ManaState *s, const uint8_t *req, uint32_t len)
     s->hwc_post_action = MANA_POST_NONE;
     memset(s->hwc_resp, 0, MANA_HWC_MAX_MSG);
     if (len < GDMA_REQ_HDR_SIZE) {
-        mana_guest_error("HWC request shorter than its header", len, 0);
+        mana_guest_error(s, "HWC request shorter than its header", len, 0);
         s->cnt.hwc_errors++;
         m.resp_len = GDMA_RESP_HDR_SIZE;
         stl_le_p(s->hwc_resp + GDMA_RESP_STATUS, 1);
@@ -635,7 +635,7 @@ static bool mana_hwc_deliver(ManaState *s)
     addr = ldq_le_p(&wqe[4]);
     size = le32_to_cpu(wqe[7]);
     if (size < s->hwc_resp_len) {
-        mana_guest_error("HWC RQ buffer too small", size, s->hwc_resp_len);
+        mana_guest_error(s, "HWC RQ buffer too small", size, s->hwc_resp_len);
         s->hwc_resp_len = size;
     }
     pci_dma_write(PCI_DEVICE(s), addr, s->hwc_resp, s->hwc_resp_len);
@@ -675,7 +675,7 @@ void mana_hwc_kick(void *opaque)
         wqe_size = ROUND_UP(8 + oob + nsge * MANA_SGE_SIZE, MANA_WQE_BU);
         if (nsge != 1 || wqe_size > (uint32_t)(sq->db_tail - sq->cons) ||
             !mana_queue_read(s, sq, sq->cons + 8 + oob, sge, sizeof(sge))) {
-            mana_guest_error("malformed HWC SQ WQE", le32_to_cpu(hdr[1]), 0);
+            mana_guest_error(s, "malformed HWC SQ WQE", le32_to_cpu(hdr[1]), 0);
             sq->cons = sq->db_tail;
             break;
         }
@@ -686,7 +686,7 @@ void mana_hwc_kick(void *opaque)
             req = g_malloc(MANA_HWC_MAX_MSG);
         }
         if (pci_dma_read(PCI_DEVICE(s), addr, req, len) != MEMTX_OK) {
-            mana_guest_error("HWC request unreadable", addr, len);
+            mana_guest_error(s, "HWC request unreadable", addr, len);
             continue;
         }
         mana_hwc_request(s, req, len);
@@ -774,7 +774,7 @@ void mana_smc_write(ManaState *s, unsigned dword, uint32_t val)
     trace_mana_smc_request(type, MANA_SMC_HDR_VERSION(val),
                            !!(val & MANA_SMC_HDR_RESET_VF));
     if (val & MANA_SMC_HDR_RESPONSE) {
-        mana_guest_error("SMC: the driver wrote a response", val, 0);
+        mana_guest_error(s, "SMC: the driver wrote a response", val, 0);
         return;
     }
     switch (type) {
@@ -792,7 +792,7 @@ void mana_smc_write(ManaState *s, unsigned dword, uint32_t val)
         mana_hwc_reset(s);
         break;
     default:
-        mana_guest_error("SMC: unknown request", val, 0);
+        mana_guest_error(s, "SMC: unknown request", val, 0);
         status = 1;
     }
     s->smc[dword] = (val & 0x3f) | MANA_SMC_HDR_RESPONSE |
