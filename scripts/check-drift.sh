@@ -22,6 +22,16 @@ checked=0
 for set in "${sets[@]}"; do
 	series=${set#*/}
 	base=$(base_dir "$series")
+	# (A series generated from a corpus kernel, changes/<driver>/bases/
+	# <series>/source "fixture <id>", e.g. mana's 5.15-xdp: that kernel.)
+	read -r kind id < <(grep -v '^#' "$BQLKIT_TOP/changes/${set%%/*}/bases/$series/source" 2>/dev/null | grep . || true) || true
+	if [ ! -f "$base/MANIFEST" ] && [ "${kind:-}" = fixture ] && [ -d "$BQLKIT_TOP/tests/fixtures/kernels/${id:-}" ]; then
+		base=$BQLKIT_TOP/tests/fixtures/kernels/$id
+		mkdir -p "$work/fx-$id"
+		cp -a "$base/." "$work/fx-$id/"
+		printf 'version=%s (fit corpus: %s)\n' "$(awk -v i="$id" '$1 == i { print $2 }' "$BQLKIT_TOP/tests/fixtures/kernels/SRCVER")" "$id" >"$work/fx-$id/MANIFEST"
+		base=$work/fx-$id
+	fi
 	if [ ! -f "$base/MANIFEST" ]; then
 		echo "drift: $set: SKIP (no imported Linux $series base: make import SRC=...)"
 		continue

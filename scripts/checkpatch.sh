@@ -9,6 +9,9 @@ for dir in "$BQLKIT_TOP"/patches/*/*/; do
 	series=$(basename "$dir")
 	if [ -f "$dir/series" ]; then
 		patches=$(grep -v '^#' "$dir/series" || true)
+	elif ! compgen -G "$dir*.patch" >/dev/null; then
+		# patches/<driver>/semantic/: Coccinelle, not C.
+		continue
 	else
 		# patches/<driver>/required/: changes a series requires
 		# (base.conf REQUIRES=), checked with the first requiring
@@ -18,6 +21,9 @@ for dir in "$BQLKIT_TOP"/patches/*/*/; do
 		series=$(basename "$(dirname "$series")")
 	fi
 	cp=$(base_dir "$series")/scripts/checkpatch.pl
+	# (A series named for what it is for, e.g. mana's 5.15-xdp: its
+	# release's base.)
+	[ -f "$cp" ] || cp=$(base_dir "${series%%-*}")/scripts/checkpatch.pl
 	[ -f "$cp" ] || { echo "checkpatch: $dir: SKIP (no imported Linux $series base)"; continue; }
 	for p in $patches; do
 		if out=$(sed -n '/^--- a\//,$p' "$dir/$p" |

@@ -70,6 +70,9 @@ for f in "$@"; do
 		esac
 		printf '  %-58s %s\n' "$name" "$msg"
 	done < <(grep '^patch ' "$f")
+	grep '^semantic ' "$f" | while read -r _ name file cocci; do
+		printf '  %-58s %s\n' "$name" "its ${file##*/} part by the semantic patch $cocci (whatever that file's context)"
+	done || true
 	# (Candidates refused before the chosen one, or after the one the
 	# verdict names, were tried: only the verdict is the outcome.)
 	grep '^refused ' "$f" | if [ "${v%% *}" = refused ]; then sed 1d; else cat; fi |

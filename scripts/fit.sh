@@ -191,7 +191,7 @@ holds() { rules_eval "$drv" "$1" "$2" >/dev/null 2>&1; }
 # it got into DIR (from $work/pre), in quilt's format.
 record_change() {
 	local f
-	for f in $(files_of "$2"); do
+	for f in $(files_of "$2") ${3:-}; do
 		[ -f "$work/pre/$f" ] || : >"$work/pre.empty"
 		diff -u -p --label "a/$f" --label "b/$f" "$( [ -f "$work/pre/$f" ] && echo "$work/pre/$f" || echo "$work/pre.empty")" "$1/$f" || true
 	done >"$1.changes/$(basename "$2")"
@@ -227,10 +227,82 @@ ref_dir_of_patch() {
 	[ ! -f "$pd/$s/series" ] || ref_of "$s"
 }
 
+# Header layouts (drivers/<driver>/driver.conf HEADERS_MOVED=NEW:OLD, e.g.
+# mana's headers moved from drivers/net/ethernet/microsoft/mana/ to
+# include/net/mana/ in 6.2, fd325cd648f1; vendors' 5.15 trees have either):
+# a change is kept once, with the paths of the series it is in, and is
+# fitted to the layout the source has.
+moved=$(sed -n 's/^HEADERS_MOVED=//p' "$BQLKIT_TOP/drivers/$drv/driver.conf" 2>/dev/null)
+# other_layout F DIR: F's path in the other layout, where DIR lacks F and has
+# it there; else nothing.
+other_layout() {
+	local f=$1 d=$2 new=${moved%%:*} old=${moved#*:} o=
+	[ -n "$moved" ] && [ ! -f "$d/$f" ] || return 0
+	case $f in
+	"$new"/*.h) o=$old/${f#"$new"/} ;;
+	"$old"/*.h) o=$new/${f#"$old"/} ;;
+	esac
+	[ -z "$o" ] || [ ! -f "$d/$o" ] || echo "$o"
+}
+# layout_patch PATCH DIR SERIES: PATCH with its header paths in DIR's layout
+# (a copy under $work/layout/SERIES/, so that its series can still be told
+# from its directory), or PATCH itself.
+layout_patch() {
+	local pf=$1 d=$2 f o sedx=()
+	for f in $(files_of "$pf"); do
+		o=$(other_layout "$f" "$d")
+		[ -z "$o" ] || sedx+=(-e "s|^--- a/$f\$|--- a/$o|" -e "s|^+++ b/$f\$|+++ b/$o|")
+	done
+	if [ ${#sedx[@]} -eq 0 ]; then
+		echo "$pf"
+		return 0
+	fi
+	mkdir -p "$work/layout/$3"
+	sed "${sedx[@]}" "$pf" >"$work/layout/$3/$(basename "$pf")"
+	echo "$work/layout/$3/$(basename "$pf")"
+}
+# layout_ref REF DIR: move REF's headers into DIR's layout.
+layout_ref() {
+	local f o
+	[ -n "$moved" ] || return 0
+	while read -r f; do
+		o=$(other_layout "$f" "$2")
+		[ -z "$o" ] || { mkdir -p "$1/$(dirname "$o")"; mv "$1/$f" "$1/$o"; }
+	done < <(cd "$1" && find . -name '*.h' -type f -printf '%P\n')
+}
+
+# Semantic patches (patches/DRIVER/semantic/<change>.cocci, docs/fit.md):
+# the part of a change in one file, by what it does rather than by its
+# context, for files vendors' copies of differ in.  Its header names the
+# file and function: "// bqlkit-semantic: file=F function=FN".  It stands
+# for the change's hunks of F in a series whose patch edits F, or whose
+# base.conf names it (SEMANTIC=<change>: a series whose reference lacks F).
+# sem_of NAME SERIES: the semantic patch that applies, or nothing.
+sem_of() {
+	local n=${1##*/} c f
+	n=${n#[0-9][0-9][0-9][0-9]-}
+	c=$pd/semantic/$n.cocci
+	[ -f "$c" ] || return 0
+	f=$(sem_field "$c" file)
+	if grep -q "^SEMANTIC=.*\b$n\b" "$pd/$2/base.conf" 2>/dev/null || files_of "$pd/${1%/*}/$(basename "$1").patch" 2>/dev/null | grep -qx "$f"; then
+		echo "$c"
+	fi
+}
+sem_field() {
+	sed -n "s|^// bqlkit-semantic:.* $2=\\([^ ]*\\).*|\\1|p" "$1" | head -1
+}
+# without_file PATCH F OUT: PATCH without its hunks of F.
+without_file() {
+	local f
+	for f in $(files_of "$1"); do
+		[ "$f" = "$2" ] || patch_of_file "$1" "$f"
+	done >"$3"
+}
+
 # try SERIES DIR [SRC]: apply the candidate to a copy of SRC (default: the
 # source fitted) in DIR; outcomes in DIR.fit.
 try() {
-	local s=$1 dir=$2 tsrc=${3:-$src} f0=$work/facts0 ref p pf kind name claims held missing r f failed detail why how before after noref absent
+	local s=$1 dir=$2 tsrc=${3:-$src} f0=$work/facts0 ref p pf kind name claims held missing r f failed detail why how before after noref absent sem semf semfn
 	[ "$tsrc" = "$src" ] || f0=$work/facts0-$(basename "$dir")
 	rm -rf "$dir" "$dir.ref"
 	mkdir -p "$dir"
@@ -239,22 +311,27 @@ try() {
 	if [ -n "$ref" ]; then
 		mkdir -p "$dir.ref"
 		cp -a "$ref/." "$dir.ref/"
+		layout_ref "$dir.ref" "$dir"
 	fi
 	: >"$dir.fit"
 	echo "series $s" >>"$dir.fit"
 	rm -rf "$dir.changes"
 	mkdir -p "$dir.changes"
 	while read -r kind p; do
-		pf=$pd/$p
+		# (In the source's header layout.)
+		pf=$(layout_patch "$pd/$p" "$dir" "$s")
 		# (A required change is named by its path, e.g. 6.6/0001-...; the
 		# series' own by the patch's name.)
 		name=${p%.patch}
 		[ "$kind" = REQ ] || name=${name#*/}
+		# Its semantic patch, if it has one here: the file it edits.
+		sem=$(sem_of "${p%.patch}" "$s") semf='' semfn=''
+		[ -z "$sem" ] || { semf=$(sem_field "$sem" file); semfn=$(sem_field "$sem" function); }
 		# What the change does to this source, as it got in (for make
 		# export): the files before it.
 		rm -rf "$work/pre"
 		mkdir -p "$work/pre"
-		for f in $(files_of "$pf"); do
+		for f in $(files_of "$pf") $semf; do
 			[ ! -f "$dir/$f" ] || { mkdir -p "$work/pre/$(dirname "$f")"; cp "$dir/$f" "$work/pre/$f"; }
 		done
 		# The reference moves on with every change (it is what the next
@@ -295,15 +372,34 @@ try() {
 		# to supply (what for: the hunks it would take).
 		absent=()
 		for f in $(files_of "$pf"); do [ -f "$dir/$f" ] || absent+=("$f"); done
+		if [ -n "$semf" ] && [ ! -f "$dir/$semf" ] && ! files_of "$pf" | grep -qx "$semf"; then
+			echo "patch $name nofit absent: $semf, which this change edits ($semfn(), by the semantic patch ${sem#"$BQLKIT_TOP"/})" >>"$dir.fit"
+			break
+		fi
 		if [ ${#absent[@]} -gt 0 ]; then
 			echo "patch $name nofit $(absent_detail "$dir" "$pf" "${absent[@]}" | sed 's/; $//')" >>"$dir.fit"
 			break
+		fi
+		# The semantic patch's file first (whatever its context), then
+		# the rest of the change as any change.
+		if [ -n "$semf" ]; then
+			rm -f "$work/sem.out"
+			if ! HOME=${HOME:-/root} spatch --very-quiet --no-includes --sp-file "$sem" "$dir/$semf" -o "$work/sem.out" >/dev/null 2>"$work/sem.err" ||
+				[ ! -s "$work/sem.out" ] || cmp -s "$work/sem.out" "$dir/$semf"; then
+				echo "patch $name nofit the semantic patch ${sem#"$BQLKIT_TOP"/} changes nothing in $semf (it changes the call of mana_start_xmit() in $semfn(); $(tail -1 "$work/sem.err" 2>/dev/null || true))" >>"$dir.fit"
+				break
+			fi
+			cp "$work/sem.out" "$dir/$semf"
+			mkdir -p "$work/sem/$s"
+			without_file "$pf" "$semf" "$work/sem/$s/$(basename "$pf")"
+			pf=$work/sem/$s/$(basename "$pf")
+			echo "semantic $name $semf ${sem#"$BQLKIT_TOP"/}" >>"$dir.fit"
 		fi
 		if [[ " $mechs " == *" exact "* ]] &&
 			patch -d "$dir" -p1 -s -F0 -N --dry-run <"$pf" >/dev/null 2>&1; then
 			patch -d "$dir" -p1 -s -F0 -N --no-backup-if-mismatch <"$pf" >/dev/null
 			echo "patch $name applied" >>"$dir.fit"
-			record_change "$dir" "$pf"
+			record_change "$dir" "$pf" "$semf"
 			continue
 		fi
 		# Which hunks do not apply as they are.
@@ -331,7 +427,7 @@ try() {
 		# against, else in this source's.)
 		if [ -n "$how" ]; then
 			echo "patch $name adapted $how $(where_hunks "$pf" "$failed" "$dir.ref.prev" "$dir.ref" "$work/pre" | paste -sd, - | sed 's/,/, /g')" >>"$dir.fit"
-			record_change "$dir" "$pf"
+			record_change "$dir" "$pf" "$semf"
 			continue
 		fi
 		[ -n "$why" ] || why="no adapting mechanism (FIT_MECHS=$mechs)"
@@ -482,24 +578,42 @@ if [ -z "$chosen" ]; then
 		grep -q '^patch [^ ]* nofit absent: ' "$work/c-$s.fit" 2>/dev/null || continue
 		ref=$(ref_of "$s")
 		[ -n "$ref" ] || continue
-		mapfile -t lack < <(changes "$s" | while read -r _ p; do files_of "$pd/$p"; done | awk '!seen[$0]++' |
-			while read -r f; do [ -f "$src/$f" ] || echo "$f"; done)
+		# (The files its changes and their semantic patches edit, in
+		# this source's header layout.)
+		mapfile -t lack < <(changes "$s" | while read -r _ p; do
+			files_of "$pd/$p"
+			c=$(sem_of "${p%.patch}" "$s")
+			[ -z "$c" ] || sem_field "$c" file
+		done | awk '!seen[$0]++' |
+			while read -r f; do [ -f "$src/$f" ] || [ -n "$(other_layout "$f" "$src")" ] || echo "$f"; done)
+		[ ${#lack[@]} -gt 0 ] || continue
 		key="${lack[*]}"
 		[ "${hint_score[$key]:-0}" -lt 3000 ] && [ "${hint_tries[$key]:-0}" -lt 2 ] || continue
 		hint_tries[$key]=$((${hint_tries[$key]:-0} + 1))
 		h=$work/h-$s
 		rm -rf "$h.src"
 		cp -a "$src" "$h.src"
+		# (A file the reference lacks, as 5.15-xdp's lacks the mana_bpf.c
+		# its semantic patch edits: the nearest other series' copy.)
+		from=$(ref_name "$s")
 		for f in "${lack[@]}"; do
-			[ -f "$ref/$f" ] || continue 2
+			c=$ref/$f
+			if [ ! -f "$c" ]; then
+				c=
+				for o in "${ranked[@]}"; do
+					o=$(ref_of "${o##* }")
+					[ -z "$o" ] || [ ! -f "$o/$f" ] || { c=$o/$f from=${o##*/}; break; }
+				done
+				[ -n "$c" ] || continue 2
+			fi
 			mkdir -p "$h.src/$(dirname "$f")"
-			cp "$ref/$f" "$h.src/$f"
+			cp "$c" "$h.src/$f"
 		done
 		try "$s" "$h" "$h.src"
 		read -r got _ < <(progress "$h.fit")
 		total=$(changes "$s" | wc -l)
 		files=$(printf '%s\n' "${lack[@]}" | sed '$!s/$/,/' | paste -sd' ' - | sed 's/,\([^,]*\)$/ and\1/')
-		with="with $(ref_name "$s")'s cop$([ ${#lack[@]} -eq 1 ] && echo y || echo ies)"
+		with="with $from's cop$([ ${#lack[@]} -eq 1 ] && echo y || echo ies)"
 		if [ "$got" -eq "$total" ] && bad=$(result_bad "$h" "$h.fit" "$h.facts"); then
 			if [ -z "$bad" ]; then
 				score=3000 text="series $s would fit given $files (absent here): $with it does, every rule holding; supply this source's own and run make fit again"

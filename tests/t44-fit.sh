@@ -130,8 +130,52 @@ has fit-ubuntu-azure-xdp-charged-refused "verdict: mana DOES NOT FIT: series 5.1
 has fit-refused-says-fix "xdp-not-charged (of 0003-net-mana-add-BQL-support): .*; fix: a series that sends XDP frames uncharged" "$fitout"
 lacks fit-refused-not-names-only "required: xdp-not-charged" "$fitout"
 # Which files would unlock more: the XDP-aware series need mana_bpf.c,
-# which the fixture lacks.
-has fit-ubuntu-azure-names-file "with files this source lacks: given drivers/net/ethernet/microsoft/mana/mana_bpf.c (absent here), series 6.1 gets 1 of its 2 changes in" "$fitout"
+# which the fixture lacks; 5.15-xdp (5.15 with mana's XDP backport) would
+# fit with it.
+has fit-ubuntu-azure-names-file "with files this source lacks: series 5.15-xdp would fit given drivers/net/ethernet/microsoft/mana/mana_bpf.c (absent here)" "$fitout"
+
+# 5.15-xdp, both header layouts: the fixture with a vendor's mana_bpf.c
+# (UEK7's, tests/fixtures/semantic/mana_bpf: a 5.15 API copy) fits, XDP
+# uncharged, mana_bpf.c edited by the semantic patch; with the headers
+# beside the .c files (as UEK7, Ubuntu's generic 5.15 and Azure Linux 2.0
+# keep them) the same series fits, its mana.h hunk in that file.  (Both
+# sources are the fixture changed here, not corpus kernels.)
+sem=$BQLKIT_TOP/tests/fixtures/semantic/mana_bpf
+mkdir -p "$tmp/x515i"
+cp -a "$corpus/ubuntu-azure-5.15.0/." "$tmp/x515i/"
+cp "$sem/oracle-uek7.c" "$tmp/x515i/drivers/net/ethernet/microsoft/mana/mana_bpf.c"
+fitv xdp515-include mana "$tmp/x515i" fits BQLKIT_SRCVER=5.15.0
+has fit-xdp515-include-series "reference series 5.15-xdp, written against ubuntu-azure-5.15.0" "$fitout"
+has fit-xdp515-include-semantic "0001-net-mana-add-BQL-support .*its mana_bpf.c part by the semantic patch patches/mana/semantic/net-mana-add-BQL-support.cocci" "$fitout"
+has fit-xdp515-include-tried-515 "tried series 5.15, not chosen: its result breaks xdp-not-charged" "$fitout"
+check fit-xdp515-include-exports-bpf grep -q '^+	rc = mana_xdp_start_xmit(skb, ndev);$' "$tmp/o-xdp515-include.changes/0001-net-mana-add-BQL-support.patch"
+mkdir -p "$tmp/x515d"
+cp -a "$tmp/x515i/." "$tmp/x515d/"
+mv "$tmp/x515d"/include/net/mana/*.h "$tmp/x515d/drivers/net/ethernet/microsoft/mana/"
+rm -r "$tmp/x515d/include"
+fitv xdp515-drivers mana "$tmp/x515d" fits BQLKIT_SRCVER=5.15.0
+has fit-xdp515-drivers-series "reference series 5.15-xdp" "$fitout"
+check fit-xdp515-drivers-header grep -q '^+++ b/drivers/net/ethernet/microsoft/mana/mana.h$' "$tmp/o-xdp515-drivers.changes/0001-net-mana-add-BQL-support.patch"
+check fit-xdp515-drivers-decl grep -q '^netdev_tx_t mana_xdp_start_xmit(struct sk_buff \*skb, struct net_device \*ndev);$' "$tmp/o-xdp515-drivers/drivers/net/ethernet/microsoft/mana/mana.h"
+check fit-xdp515-drivers-no-include test ! -e "$tmp/o-xdp515-drivers/include"
+# Context the series' hunk does not know (a vendor's line before the call):
+# the hunk no longer applies (-F0), the semantic patch still does its part.
+sed -i 's/^\trc = mana_start_xmit(skb, ndev);$/\t\/\* vendor: sent on the SQ \*\/\n&/' "$tmp/x515i/drivers/net/ethernet/microsoft/mana/mana_bpf.c"
+awk '/^--- / { on = 0 } /^--- a\// { on = (substr($2, 3) == "drivers/net/ethernet/microsoft/mana/mana_bpf.c") } on' \
+	"$BQLKIT_TOP/patches/mana/6.1/0001-net-mana-add-BQL-support.patch" >"$tmp/bpf-hunk.patch"
+check semantic-context-hunk-present grep -q '^+	rc = mana_xdp_start_xmit(skb, ndev);$' "$tmp/bpf-hunk.patch"
+check semantic-context-hunk-fails bash -c '! patch -d "$1" -p1 -s -F0 -N --dry-run <"$2" >/dev/null 2>&1' _ "$tmp/x515i" "$tmp/bpf-hunk.patch"
+fitv semantic-context mana "$tmp/x515i" fits BQLKIT_SRCVER=5.15.0
+check semantic-context-edited grep -q '^	rc = mana_xdp_start_xmit(skb, ndev);$' "$tmp/o-semantic-context/drivers/net/ethernet/microsoft/mana/mana_bpf.c"
+# A mana_bpf.c whose mana_xdp_tx() does not call mana_start_xmit(): the
+# semantic patch changes nothing, which does not fit (not a silent pass).
+sed -i 's/^\trc = mana_start_xmit(skb, ndev);$/\trc = mana_vendor_xmit(skb, ndev);/' "$tmp/x515i/drivers/net/ethernet/microsoft/mana/mana_bpf.c"
+fitv semantic-nomatch mana "$tmp/x515i" nofit BQLKIT_SRCVER=5.15.0 FIT_SERIES=5.15-xdp
+has semantic-nomatch-says "changes nothing in drivers/net/ethernet/microsoft/mana/mana_bpf.c" "$(cat "$tmp/o-semantic-nomatch.fit")"
+# The semantic patch on every mana_bpf.c the kit holds (corpus and
+# tests/fixtures/semantic/), and results/semantic-mana_bpf.md is its table.
+check semantic-proved bash "$BQLKIT_TOP/lab/prove-semantic.sh" --table "$tmp/semantic.md"
+check semantic-table-current diff -q "$tmp/semantic.md" "$BQLKIT_TOP/results/semantic-mana_bpf.md"
 
 # already present: Debian 6.1 with the kit's backpressure already in it
 # (as a vendor that took the upstream change would have): 0001 skipped.

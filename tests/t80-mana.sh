@@ -269,6 +269,7 @@ done
 # fuzz check) and the applied tree passes the same audit.  Not built.
 tested=" $(for k in $(test_kernels); do series_of "$(kernel_version "$(kdir_for "$k")")"; done | tr '\n' ' ') "
 for pdir in "$BQLKIT_TOP"/patches/mana/*/; do
+	[ -f "$pdir/series" ] || continue
 	series=$(basename "$pdir")
 	case $tested in *" $series "*) continue ;; esac
 	base=$(base_dir "$series")
