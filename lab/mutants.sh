@@ -275,6 +275,13 @@ verdict() {
 	ROW="| $name | $(field "$f" property) | ${test_of[$runner]} $runner: ${claimed[*]} | ${failed[*]:-none}${died:+; the run died: $died}${others:+ (also failed: $others)} | $(on_kit "$f") | $VERDICT | $secs s ($(date -u -r "$dir/results" +%F), QEMU $(cat "$dir/qemu" 2>/dev/null || echo 'not recorded')) |"
 }
 
+# record_qemu DIR: which emulator the run in DIR used, for its table row:
+# the veth VMs' (VM_QEMU), and the MANA model's build by its cache key (the
+# model's sources are in the key: a row says which model it ran on).
+record_qemu() {
+	echo "${VM_QEMU:-kit}${MANA_QEMU:+, mana: $(basename "$MANA_QEMU")}" >"$1/qemu"
+}
+
 # --control: each selected mutant's scenario once with the kit's module.
 if [ -n "$control" ]; then
 	for f in "${mutants[@]}"; do
@@ -283,9 +290,10 @@ if [ -n "$control" ]; then
 		fl=$(field "$f" build)
 		ref=$(reference "$(field "$f" driver)" "${fl:-kit}")
 		mkdir -p "$d"
-		echo "${VM_QEMU:-kit}${MUTANTS_MANA_QEMU:+, mana: $MUTANTS_MANA_QEMU}" >"$d/qemu"
 		step "control $(basename "$d"): the kit's module in ${test_of[$(field "$f" runner)]}'s scenario"
+		MANA_QEMU=''
 		PHASES=$(field "$f" phases) APPEND=$(field "$f" append) "runner_$(field "$f" runner)" "$(ls "$ref"/*.ko | head -1)" "$d" >"$d/results" 2>"$d/runner.err" || true
+		record_qemu "$d"
 		# A scenario that did not run (no emulator) is not done.
 		! grep -q '^PASS ' "$d/results" || touch "$d/done"
 		grep '^FAIL ' "$d/results" | cut -c1-160 >&2 || true
@@ -314,8 +322,9 @@ for f in "${mutants[@]}"; do
 		continue
 	fi
 	step "mutant $name: running ${test_of[$runner]}'s $runner scenario"
-	echo "${VM_QEMU:-kit}${MUTANTS_MANA_QEMU:+, mana: $MUTANTS_MANA_QEMU}" >"$dir/qemu"
+	MANA_QEMU=''
 	PHASES=$(field "$f" phases) APPEND=$(field "$f" append) "runner_$runner" "$ko" "$dir" >"$dir/results" 2>"$dir/runner.err" || true
+	record_qemu "$dir"
 	verdict "$f" "$dir"
 	echo "bqlkit: $name: $VERDICT" >&2
 done
@@ -360,6 +369,10 @@ done
 	if grep -qsx debian "$work"/*/*/qemu; then
 		echo "Rows on QEMU debian (VM_QEMU=debian: the kit's QEMU was not built) fail"
 		echo "emulator_cx16_flags, the emulator bug the kit's QEMU fixes: not the mutant's doing."
+	fi
+	if [ "$(sed -n 's/.*mana: //p' "$work"/*/*/qemu 2>/dev/null | sort -u | wc -l)" -gt 1 ]; then
+		echo "mana rows name the MANA model they ran on by its QEMU cache key (the model's"
+		echo "sources are in the key): rows on different keys ran on different models."
 	fi
 	echo
 	echo "| mutant | property | test, scenario: checks that must fail | checks that failed | on the kit | verdict | time |"
