@@ -65,7 +65,7 @@ help:
 	@echo '         in -> build/export/X.Y/<driver>/ (SIGNOFF="Name <email>", else git config)'
 	@echo 'test     make check  the suite; ends "N passed, N failed, N skipped" (TESTS="t44 t90": a subset)'
 	@echo '         make check-quick  without the VM, chroot and DKMS-install tests (BQLKIT_QUICK=1)'
-	@echo '         make check-debug  veth VM tests on KASAN+lockdep and KCSAN kernels, then t79'
+	@echo '         make check-debug  veth VM tests on KASAN+lockdep and KCSAN kernels, planted faults (t78), then t79'
 	@echo '         (DEBUG_SERIES="6.12 6.1" DEBUG_FLAVOURS="kasan kcsan")'
 	@echo '         make mutants  VM checks vs modules with a property broken -> results/mutants.md (~25 min)'
 	@echo '         make support-table  README'"'"'s support table from results/matrix.json and the fit corpus'

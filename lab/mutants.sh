@@ -4,7 +4,7 @@
 # kernel with that one property broken, run the VM scenario of the test that
 # claims the property, and require the checks that claim it to fail.
 #
-#   mutants.sh [--kver KVER] [--out FILE] [--build-only | --report | --control] [NAME...]
+#   mutants.sh [--kver KVER] [--out FILE] [--build-only | --report | --control | --plants] [NAME...]
 #
 # KVER: the kernel (default: the first of the suite's test kernels,
 # tests/lib.sh test_kernels).  NAME: mutants to run (default: every one
@@ -16,6 +16,13 @@
 # --control: run each selected mutant's scenario with the kit's module
 # as built (once per scenario): a kill counts only where the checks pass
 # on the kit; the table's "on the kit" column says whether they did.
+# --plants: the positive controls of make check-debug instead
+# (lab/plants/<driver>/<name>.plant, the same format): KVER must be a
+# debug kernel (lab/build-debug-kernels.sh); each plant of its flavour and
+# series is built and its scenario run once, the VM log in
+# build/plants/<kver>/<driver>/<name>/vm.log for tests/t79, which requires
+# the plant's report there.  No verdict, no FILE; the reference module is
+# built afresh.  With --build-only: the builds only.
 #
 # A .mutant file has "key: value" lines (# comments):
 #   property: the property in words
@@ -35,13 +42,18 @@
 #             needs more rounds than the test file's run
 #   checks:   the checks that claim the property, {series} for X.Y
 #             (e.g. vm-{series}-bql_inflight_during_flood): each must FAIL
+# A .plant file has no checks: line, but (read by tests/t79):
+#   flavour:  the debug kernel that must catch it (kasan, kcsan)
+#   report:   the kind of report it must cause (kasan, kcsan, lockdep:
+#             tests/vm/find-reports.py's kinds), naming the kit's code
+#   match:    a regex one line of that report must match
 # The mutant is refused (an error, not a kill) when an edit changes
 # nothing or the mutant module's code is the reference module's.
 set -euo pipefail
 # shellcheck source=../tests/lib.sh
 . "$(dirname "$0")/../tests/lib.sh"
 
-kver='' outf=$BQLKIT_TOP/results/mutants.md build_only='' report='' control=''
+kver='' outf=$BQLKIT_TOP/results/mutants.md build_only='' report='' control='' plants=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kver) [ -n "${2:-}" ] || die "--kver needs a value"; kver=$2; shift 2 ;;
@@ -49,7 +61,8 @@ while [ $# -gt 0 ]; do
 	--build-only) build_only=1; shift ;;
 	--report) report=1; shift ;;
 	--control) control=1; shift ;;
-	-*) die "usage: mutants.sh [--kver KVER] [--out FILE] [--build-only | --report | --control] [NAME...]" ;;
+	--plants) plants=1; shift ;;
+	-*) die "usage: mutants.sh [--kver KVER] [--out FILE] [--build-only | --report | --control | --plants] [NAME...]" ;;
 	*) break ;;
 	esac
 done
@@ -59,6 +72,17 @@ valid_kver "$kver"
 series=$(series_of "$(kernel_version "$(kdir_for "$kver")")")
 kdir=$(kdir_for "$kver")
 work=$BQLKIT_BUILD/mutants/$kver
+# What is run: mutants (lab/mutants/*/*.mutant), or with --plants the
+# plants (lab/plants/*/*.plant) of the debug kernel's flavour.
+kind=mutants ext=mutant flavour=''
+if [ -n "$plants" ]; then
+	[ -z "$report$control" ] || die "--plants takes no --report or --control"
+	kind=plants ext=plant work=$BQLKIT_BUILD/plants/$kver
+	flavour=$(cat "$BQLKIT_CACHE/kernels/$kver/.bqlkit-debug" 2>/dev/null) ||
+		die "--plants: $kver is not a debug kernel (lab/build-debug-kernels.sh)"
+	# The reference afresh: the kit's source may have changed since.
+	rm -rf "$work"/ref-*
+fi
 mkdir -p "$work"
 # QEMU TCG and the builds share the machine with other runs.
 renice -n 10 -p $$ >/dev/null 2>&1 || true
@@ -67,17 +91,19 @@ renice -n 10 -p $$ >/dev/null 2>&1 || true
 field() { sed -n "s/^$2:[[:space:]]*//p" "$1"; }
 
 # The mutants to run: the named ones, else every one for this series.
-mapfile -t all < <(find "$BQLKIT_TOP/lab/mutants" -name '*.mutant' | sort)
+mapfile -t all < <(find "$BQLKIT_TOP/lab/$kind" -name "*.$ext" | sort)
 mutants=()
 for want in "$@"; do
 	for f in "${all[@]}"; do
-		name=$(basename "$(dirname "$f")")/$(basename "$f" .mutant)
+		name=$(basename "$(dirname "$f")")/$(basename "$f" ".$ext")
 		[ "$want" = "$name" ] || [ "$want" = "${name#*/}" ] && continue 2
 	done
-	die "no mutant '$want' in lab/mutants/ (DRIVER/NAME or NAME)"
+	die "no $ext '$want' in lab/$kind/ (DRIVER/NAME or NAME)"
 done
 for f in "${all[@]}"; do
-	name=$(basename "$(dirname "$f")")/$(basename "$f" .mutant)
+	name=$(basename "$(dirname "$f")")/$(basename "$f" ".$ext")
+	# A plant runs only on the debug kernel whose checker must catch it.
+	[ -z "$plants" ] || [ "$(field "$f" flavour)" = "$flavour" ] || continue
 	if [ $# -gt 0 ]; then
 		for want in "$@"; do
 			if [ "$want" = "$name" ] || [ "$want" = "${name#*/}" ]; then
@@ -90,7 +116,7 @@ for f in "${all[@]}"; do
 	fi
 done
 [ -z "$report" ] || mutants=()
-[ ${#mutants[@]} -gt 0 ] || [ -n "$report" ] || die "no mutant to run for $kver (series $series)${1:+ named $*}"
+[ ${#mutants[@]} -gt 0 ] || [ -n "$report" ] || die "no $ext to run for $kver (series $series${flavour:+, $flavour})${1:+ named $*}"
 
 # reference DRIVER FLAVOUR: the kit's module built for kver by
 # scripts/build.sh into $work/ref-FLAVOUR (once); prints its Kbuild dir.
@@ -303,13 +329,21 @@ fi
 
 # Run the mutants: build each one, boot its scenario.
 for f in "${mutants[@]}"; do
-	name=$(basename "$(dirname "$f")")/$(basename "$f" .mutant)
+	name=$(basename "$(dirname "$f")")/$(basename "$f" ".$ext")
 	dir=$work/$name
 	runner=$(field "$f" runner)
 	declare -F "runner_$runner" >/dev/null || die "$f: no runner '$runner'"
-	[ -n "$(field "$f" checks)" ] || die "$f: no checks: line"
+	if [ -n "$plants" ]; then
+		for k in report match; do
+			[ -n "$(field "$f" $k)" ] || die "$f: no $k: line"
+		done
+	else
+		[ -n "$(field "$f" checks)" ] || die "$f: no checks: line"
+	fi
 	rm -f "$dir/results" "$dir/error"
-	step "mutant $name: building for $kver"
+	# A plant's log is its run's only result (t79): none left from before.
+	[ -z "$plants" ] || rm -rf "$dir"
+	step "$ext $name: building for $kver"
 	if ! out=$(build_mutant "$f" "$dir" 2>&1 && echo "$MUTANT_KO"); then
 		mkdir -p "$dir"
 		tail -1 <<<"$out" >"$dir/error"
@@ -321,20 +355,25 @@ for f in "${mutants[@]}"; do
 		echo "bqlkit: $name: built $ko ($dir/mutant.diff)" >&2
 		continue
 	fi
-	step "mutant $name: running ${test_of[$runner]}'s $runner scenario"
+	step "$ext $name: running ${test_of[$runner]}'s $runner scenario"
 	MANA_QEMU=''
 	PHASES=$(field "$f" phases) APPEND=$(field "$f" append) "runner_$runner" "$ko" "$dir" >"$dir/results" 2>"$dir/runner.err" || true
 	record_qemu "$dir"
+	if [ -n "$plants" ]; then
+		# Its scenario's checks may fail: t79 judges the plant by its log.
+		echo "bqlkit: $name: ran ($(grep -c '^FAIL ' "$dir/results" || true) of its scenario's checks failed; log: $dir/vm.log)" >&2
+		continue
+	fi
 	verdict "$f" "$dir"
 	echo "bqlkit: $name: $VERDICT" >&2
 done
-[ -z "$build_only" ] || exit 0
+[ -z "$build_only$plants" ] || exit 0
 
 # The table: every mutant of this series that has a result for kver,
 # from this run or an earlier one (each row says when).
 rows=() errors=0 survivors=0 killed=0 notrun=0 total=0
 for f in "${all[@]}"; do
-	name=$(basename "$(dirname "$f")")/$(basename "$f" .mutant)
+	name=$(basename "$(dirname "$f")")/$(basename "$f" ".$ext")
 	dir=$work/$name
 	[[ " $(field "$f" bases | tr '\n' ' ') " == *" $series "* ]] || continue
 	if [ -f "$dir/error" ]; then

@@ -342,3 +342,29 @@ print(r["kernel"], c["status"], c["detail"])' "$dir/matrix.json" "$drv" 2>/dev/n
 	# shellcheck disable=SC2034 # for the caller, as the comment above says
 	CELL_LOG=$dir/build/matrix/cells/$id.$drv.log
 }
+
+# debug_kernels: "KVER FLAVOUR SERIES" lines, one per debug kernel under
+# test (lab/build-debug-kernels.sh marks them .bqlkit-debug, holding the
+# flavour: kasan, kcsan): make check-debug's kernels, none in make check.
+debug_kernels() {
+	local k
+	for k in $(test_kernels); do
+		[ -f "$BQLKIT_CACHE/kernels/$k/.bqlkit-debug" ] || continue
+		echo "$k $(cat "$BQLKIT_CACHE/kernels/$k/.bqlkit-debug") $(series_of "$(kernel_version "$(kdir_for "$k")")")"
+	done
+}
+
+# debug_plants FLAVOUR SERIES: the plants (lab/plants/<driver>/<name>.plant,
+# make check-debug's positive controls) that a FLAVOUR debug kernel of
+# SERIES must catch, one file a line (t78 runs them, t79 checks them).
+debug_plants() {
+	local f
+	find "$BQLKIT_TOP/lab/plants" -name '*.plant' | sort | while read -r f; do
+		[ "$(plant_field "$f" flavour)" = "$1" ] || continue
+		[[ " $(plant_field "$f" bases | tr '\n' ' ') " == *" $2 "* ]] || continue
+		echo "$f"
+	done
+}
+
+# plant_field FILE KEY: the values of a plant's (or mutant's) KEY lines.
+plant_field() { sed -n "s/^$2:[[:space:]]*//p" "$1"; }

@@ -3,20 +3,29 @@
 # lab/build-debug-kernels.sh, KASAN + lockdep and KCSAN): the checkers
 # were on, and no KASAN, KCSAN, lockdep or WARN/BUG report names the kit's
 # code (tests/vm/find-reports.py).  Reports of the kernel's own code are
-# listed on stderr, not failed: the kit answers for its drivers.  Runs after
-# the VM tests it reads (t60-t77); on kernels that are not debug builds it
+# listed on stderr, not failed: the kit answers for its drivers.  Then the
+# positive controls: each plant t78 ran on this kernel (lab/plants/, a fault
+# planted in the kit's veth) has its report in its VM log, a report of the
+# plant's kind naming the kit's code and matching the plant's match: line
+# (FAIL when it is missing: this kernel's checker did not catch the fault),
+# and the same check finds nothing in the kit's own logs.  Runs after the
+# VM tests it reads (t60-t78); on kernels that are not debug builds it
 # skips.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 logs=$BQLKIT_BUILD/test-logs
-n=0
-for k in $(test_kernels); do
-	mark=$BQLKIT_CACHE/kernels/$k/.bqlkit-debug
-	[ -f "$mark" ] || continue
-	n=$((n + 1))
-	flavour=$(cat "$mark")
-	t=vm-debug-$flavour-$(series_of "$(kernel_version "$(kdir_for "$k")")")
+# plant_reports KIND REGEX LOG...: the KIND reports in LOGs that name the
+# kit's code and have a line matching REGEX (find-reports.py's lines).
+plant_reports() {
+	"$BQLKIT_TOP/tests/vm/find-reports.py" --match "$2" "${@:3}" |
+		awk -F'\t' -v k="$1" '$1 == k && $2 == "kit"'
+}
+
+mapfile -t debug < <(debug_kernels)
+for d in "${debug[@]}"; do
+	read -r k flavour series <<<"$d"
+	t=vm-debug-$flavour-$series
 	mapfile -t vmlogs < <(find "$logs" -maxdepth 1 -name "vm-*-$k.log" | sort)
 	if [ "${#vmlogs[@]}" -eq 0 ]; then
 		fail "$t-logs" "no VM log of $k in $logs: run the VM tests first (make check-debug)"
@@ -60,5 +69,32 @@ for k in $(test_kernels); do
 			fail "$t-no-kit-$kind-report" "$(wc -l <<<"$r") report(s), first: $(head -1 <<<"$r" | cut -f4) (log: $(head -1 <<<"$r" | cut -f3))"
 		fi
 	done
+	# The positive controls (t78 ran them): the checker caught each plant.
+	mapfile -t plants < <(debug_plants "$flavour" "$series")
+	[ "${#plants[@]}" -gt 0 ] || skip "$t-plants" "no plant in lab/plants/ for $flavour kernels of $series"
+	for f in "${plants[@]}"; do
+		name=$(basename "$f" .plant)
+		kind=$(plant_field "$f" report)
+		match=$(plant_field "$f" match)
+		plog=$BQLKIT_BUILD/plants/$k/$(basename "$(dirname "$f")")/$name/vm.log
+		if [ ! -s "$plog" ]; then
+			fail "$t-plant-$name-reported" "no VM log of the plant ($plog): t78 runs it (make check-debug)"
+		else
+			r=$(plant_reports "$kind" "$match" "$plog")
+			if [ -n "$r" ]; then
+				pass "$t-plant-$name-reported"
+				echo "$t: plant $name: $(wc -l <<<"$r") report(s), first: $(head -1 <<<"$r" | cut -f4)" >&2
+			else
+				fail "$t-plant-$name-reported" "no $kind report naming the kit's code and matching '$match' in $plog: the $flavour kernel did not catch it ($(plant_field "$f" property))"
+			fi
+		fi
+		# The check can fail: on the kit's own logs it finds nothing.
+		r=$(plant_reports "$kind" "$match" "${vmlogs[@]}")
+		if [ -z "$r" ]; then
+			pass "$t-plant-$name-not-on-kit"
+		else
+			fail "$t-plant-$name-not-on-kit" "the kit's own logs hold it: $(head -1 <<<"$r" | cut -f4) (log: $(head -1 <<<"$r" | cut -f3))"
+		fi
+	done
 done
-[ "$n" -gt 0 ] || skip vm-debug "no debug kernel under test (make check-debug runs the VM tests on KASAN+lockdep and KCSAN kernels)"
+[ "${#debug[@]}" -gt 0 ] || skip vm-debug "no debug kernel under test (make check-debug runs the VM tests on KASAN+lockdep and KCSAN kernels)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Find the kernel's sanitizer, lockdep and WARN/BUG reports in VM console logs.
 
-    find-reports.py LOG...
+    find-reports.py [--match REGEX] LOG...
 
 Prints one line per report, tab-separated:
     KIND  OWNER  LOG  FIRST-LINE
@@ -11,7 +11,8 @@ enables; the first lines of these three are guest/debug-reports.ere), warn
 (veth, mana: "[veth]", "(veth)", "veth_", "mana_", "gdma_"), else "other".  A report
 runs from its first line to the next report or to its end (a "=====" or
 end-trace line; the end of a lockdep report's stack dump), at most 120
-lines.  The serial console shows them only without "quiet" hiding
+lines.  --match: only the reports one of whose lines matches REGEX (a
+plant's match: line, tests/t79).  The serial console shows them only without "quiet" hiding
 KERN_WARNING (tests/vm/run-vm.sh sets loglevel=5 for debug kernels).
 """
 import os
@@ -81,10 +82,17 @@ def reports(path):
 
 
 def main(argv):
-    if len(argv) < 2:
-        sys.exit("usage: find-reports.py LOG...")
-    for path in argv[1:]:
+    args = argv[1:]
+    match = None
+    if args[:1] == ["--match"] and len(args) > 1:
+        match = re.compile(args[1])
+        args = args[2:]
+    if not args or args[0].startswith("--"):
+        sys.exit("usage: find-reports.py [--match REGEX] LOG...")
+    for path in args:
         for r in reports(path):
+            if match and not any(match.search(l) for l in r["lines"]):
+                continue
             owner = "kit" if any(KIT.search(l) for l in r["lines"]) else "other"
             print(f"{r['kind']}\t{owner}\t{path}\t{r['first']}")
 
