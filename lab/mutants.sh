@@ -340,7 +340,9 @@ for f in "${mutants[@]}"; do
 	else
 		[ -n "$(field "$f" checks)" ] || die "$f: no checks: line"
 	fi
-	rm -f "$dir/results" "$dir/error"
+	# (--build-only keeps the last run's results: the table reads them.)
+	rm -f "$dir/error"
+	[ -n "$build_only" ] || rm -f "$dir/results"
 	# A plant's log is its run's only result (t79): none left from before.
 	[ -z "$plants" ] || rm -rf "$dir"
 	step "$ext $name: building for $kver"
