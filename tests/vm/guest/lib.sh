@@ -216,14 +216,19 @@ napi_defer() {
 		echo $(($1 * 1000)) >/sys/class/net/vethB/gro_flush_timeout" 2>/dev/null
 }
 
-# veth_limit_min N: every vethA txq's BQL limit_min (in packets: the kit
-# charges one unit per packet).  1 where the kernel shows no BQL sysfs for
-# veth (6.9+ hides it for lltx devices) or a write failed.
-veth_limit_min() {
-	in_ns A sh -c 'for d in /sys/class/net/vethA/queues/tx-*/byte_queue_limits; do
-		[ -w "$d/limit_min" ] && echo '"$1"' >"$d/limit_min" || exit 1
+# bql_attr NS IF ATTR VALUE: one byte_queue_limits attribute (limit_min,
+# limit_max: DQL's defaults 0 and 1879048192 on 64-bit) of every tx queue
+# of IF; fails where the kernel shows no BQL sysfs for IF (6.9+ hides it
+# for veth, an lltx device) or a write failed.
+bql_attr() {
+	in_ns "$1" sh -c 'for d in /sys/class/net/'"$2"'/queues/tx-*/byte_queue_limits; do
+		[ -w "$d/'"$3"'" ] && echo '"$4"' >"$d/'"$3"'" || exit 1
 	done' 2>/dev/null
 }
+
+# veth_limit_min N: every vethA txq's BQL limit_min (in packets: the kit
+# charges one unit per packet); fails as bql_attr does.
+veth_limit_min() { bql_attr A vethA limit_min "$1"; }
 
 # ping_ok: the sender can reach the receiver (queue not stuck).
 ping_ok() { in_ns A ping -c 3 -W 1 "$ADDR_B" >/dev/null 2>&1; }

@@ -453,14 +453,20 @@ if want txbatch; then
 			awk -v r="$pp0" -v n="$wqes0" 'BEGIN { exit !(n > 1000 && r >= 0.98) }'
 		check txbatch_on_fewer "on: fewer SQ doorbells per WQE under the GSO flood ($pp1 of $wqes1, off $pp0)" \
 			awk -v r="$pp1" -v n="$wqes1" 'BEGIN { exit !(n > 1000 && r < 0.5) }'
-		# Stopped by BQL on a rate-limited wire.  A packet marked
-		# xmit_more is charged without BQL's stop test, so up to one
-		# GSO write (60000 bytes cut into 43 datagrams, ~62 KB on the
-		# wire) may go past the limit before the batch's last packet
-		# stops the queue; no further (mutant bql-stop-removed, 6.1:
-		# 168114 in flight, limit 17304).  The SQ-full stops are shown,
-		# not judged: DQL's limit climbs here (7.3: 74984) and limit
-		# plus one write can fill the SQ (7.3: 2 stops, 136390 in flight).
+		# Stopped by BQL on a rate-limited wire, its limit held at or
+		# below 16384 (limit_max).  A packet marked xmit_more is
+		# charged without BQL's stop test, so up to one GSO write
+		# (60000 bytes cut into 43 datagrams, ~62 KB on the wire) may
+		# go past the limit before the batch's last packet stops the
+		# queue; no further.  The cap makes the bound independent of
+		# sampling: DQL's limit moves faster than bqlwatch's 2 ms
+		# reads (7.3 without the cap: max limit read 8652, 76226 in
+		# flight, 4 SQ-full stops).  Mutant bql-stop-removed: the SQ
+		# fills (6.1: 168114 in flight).  The SQ-full stops are shown,
+		# not judged.
+		lmax=$(in_ns A cat /sys/class/net/maA/queues/tx-0/byte_queue_limits/limit_max)
+		bql_attr A maA limit_max 16384
+		ping_ok || true # completions: DQL clamps its limit to the cap
 		mctl A maA set rate_mbps "$RATE"
 		s0=$(stop_queues A maA)
 		gso_start A "$ADDR_B" "$half"
@@ -468,9 +474,10 @@ if want txbatch; then
 		set -- $(bql_peak A maA "$half")
 		wait "$GSO_PID"
 		mctl A maA set rate_mbps 0
+		bql_attr A maA limit_max "$lmax"
 		sqfull=$(($(stop_queues A maA) - s0))
-		check txbatch_bql_stop_limited "on, rate-limited wire: BQL limited the queue: max inflight $1 <= max limit $2 + 65536 ($sqfull SQ-full stops)" \
-			[ "$1" -gt 0 -a "$1" -le $(($2 + 65536)) ]
+		check txbatch_bql_stop_limited "on, rate-limited wire: BQL limited the queue: max inflight $1 <= limit_max 16384 + 65536 (max limit read $2, $sqfull SQ-full stops)" \
+			[ "$1" -gt 0 -a "$1" -le $((16384 + 65536)) ]
 		check txbatch_bql_stop_drained "then every WQE completed: inflight 0 ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
 		# Stopped by a full SQ: BQL never limits below 16 MB here.  Eight
 		# sockets: two (212992-byte send buffers) kept ~148 KB in flight
@@ -478,7 +485,7 @@ if want txbatch; then
 		# and in 3 of 3 runs of this phase alone; eight keep ~330 KB in
 		# flight (6.1: 4197 stops).
 		s0=$(stop_queues A maA)
-		bql_min A maA 16000000
+		bql_attr A maA limit_min 16000000
 		mctl A maA set rate_mbps "$RATE"
 		gso_start A "$ADDR_B" "$half" 8
 		wait "$GSO_PID"
@@ -486,7 +493,7 @@ if want txbatch; then
 		s1=$(stop_queues A maA)
 		check txbatch_sq_full_stopped "on: a full SQ stopped the queue ($((s1 - s0)) stops)" [ "$((s1 - s0))" -gt 0 ]
 		check txbatch_sq_full_drained "then every WQE completed: inflight 0 ($(bql_settle A maA 5))" [ "$(bql_settle A maA 5)" -eq 0 ]
-		bql_min A maA 0
+		bql_attr A maA limit_min 0
 		echo 0 >"$param"
 		check txbatch_ping "A pings B after the batched loads" ping_ok
 	fi

@@ -132,11 +132,6 @@ gso_start() {
 	GSO_PID=$!
 }
 
-# bql_min NS IF BYTES: every tx queue's BQL limit_min.
-bql_min() {
-	in_ns "$1" sh -c 'for f in /sys/class/net/'"$2"'/queues/tx-*/byte_queue_limits/limit_min; do echo '"$3"' >$f; done'
-}
-
 udp_stop() {
 	kill "$UDP_PID" 2>/dev/null
 	wait "$UDP_PID" 2>/dev/null
