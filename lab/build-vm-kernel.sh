@@ -50,9 +50,10 @@ cfg -e 64BIT -e SMP -e PRINTK -e BUG -e DEBUG_BUGVERBOSE -e KALLSYMS \
 # Modules as distros build them.
 cfg -e MODULES -e MODULE_UNLOAD -e MODVERSIONS -e MODULE_SRCVERSION_ALL
 # What tests/vm/guest/*.sh use: veth pairs across netns, fq_codel root,
-# clsact + u32 + gact on ingress, ethtool, sysfs BQL.
+# clsact + u32 + gact on ingress, ethtool, sysfs BQL; dummy.ko (the guest
+# loads it since 4668a3c).
 cfg -e NET -e INET -e UNIX -e PACKET -e NAMESPACES -e NET_NS \
-	-e NETDEVICES -e NET_CORE -m VETH \
+	-e NETDEVICES -e NET_CORE -m VETH -m DUMMY \
 	-e NET_SCHED -e NET_SCH_FQ_CODEL -e NET_SCH_INGRESS -e NET_CLS \
 	-e NET_CLS_U32 -e NET_CLS_ACT -e NET_ACT_GACT -e BQL
 # XDP programs (ip link set ... xdp obj): the fault tests and the races.
@@ -73,7 +74,7 @@ esac
 [ -z "${VM_CONFIG:-}" ] || cfg $VM_CONFIG
 mk -s olddefconfig >>"$out/config.log" 2>&1 || die "make olddefconfig failed (log: $out/config.log)"
 # olddefconfig drops what it cannot satisfy: check what matters.
-for s in VETH=m BQL=y MODVERSIONS=y MODULE_UNLOAD=y NET_NS=y NET_SCH_FQ_CODEL=y \
+for s in VETH=m DUMMY=m BQL=y MODVERSIONS=y MODULE_UNLOAD=y NET_NS=y NET_SCH_FQ_CODEL=y \
 	NET_SCH_INGRESS=y NET_CLS_U32=y NET_ACT_GACT=y DEVTMPFS=y SERIAL_8250_CONSOLE=y \
 	BLK_DEV_INITRD=y RD_GZIP=y TMPFS=y PRINTK=y SMP=y ACPI=y BPF_SYSCALL=y \
 	${debug_checks[@]+"${debug_checks[@]}"}; do
