@@ -67,7 +67,7 @@ help:
 	@echo '         make check-quick  without the VM, chroot and DKMS-install tests (BQLKIT_QUICK=1)'
 	@echo '         make check-debug  veth VM tests on KASAN+lockdep and KCSAN kernels, planted faults (t78), then t79'
 	@echo '         (DEBUG_SERIES="6.12 6.1" DEBUG_FLAVOURS="kasan kcsan")'
-	@echo '         make mutants  VM checks vs modules with a property broken -> results/mutants.md (~25 min)'
+	@echo '         make mutants  VM checks vs modules with a property broken -> results/mutants-<series>.md (~46 min on 6.1)'
 	@echo '         make support-table  README'"'"'s support table from results/matrix.json and the fit corpus'
 	@echo 'matrix   make matrix  every driver x every kernel of lab/matrix.conf -> results/matrix.md,'
 	@echo '         .json (MATRIX_JOBS=2, MATRIX_FILTER=<regex of row ids>, MATRIX_TREES="<tree> ...")'

@@ -9,8 +9,10 @@
 # KVER: the kernel (default: the first of the suite's test kernels,
 # tests/lib.sh test_kernels).  NAME: mutants to run (default: every one
 # whose bases include KVER's series).  Writes FILE (default
-# results/mutants.md): mutant | property | checks that must fail | checks
-# that failed | killed.  Work and VM logs: build/mutants/<kver>/.
+# results/mutants-<series>.md): mutant | property | checks that must fail
+# | checks that failed | killed.  Work and VM logs: build/mutants/<kver>/.
+# A mutant with no result there (another machine ran it) keeps its row
+# from FILE as it was, and the table says how many rows it kept.
 # --build-only: build each mutant and check its edit took, no VM, no FILE.
 # --report: no run, FILE from the results the work directory holds.
 # --control: run each selected mutant's scenario with the kit's module
@@ -53,7 +55,7 @@ set -euo pipefail
 # shellcheck source=../tests/lib.sh
 . "$(dirname "$0")/../tests/lib.sh"
 
-kver='' outf=$BQLKIT_TOP/results/mutants.md build_only='' report='' control='' plants=''
+kver='' outf='' build_only='' report='' control='' plants=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kver) [ -n "${2:-}" ] || die "--kver needs a value"; kver=$2; shift 2 ;;
@@ -70,6 +72,7 @@ done
 [ -n "$kver" ] || die "no test kernel: run tests/setup.sh (make check does) or give --kver"
 valid_kver "$kver"
 series=$(series_of "$(kernel_version "$(kdir_for "$kver")")")
+[ -n "$outf" ] || outf=$BQLKIT_TOP/results/mutants-$series.md
 kdir=$(kdir_for "$kver")
 work=$BQLKIT_BUILD/mutants/$kver
 # What is run: mutants (lab/mutants/*/*.mutant), or with --plants the
@@ -373,7 +376,7 @@ done
 
 # The table: every mutant of this series that has a result for kver,
 # from this run or an earlier one (each row says when).
-rows=() errors=0 survivors=0 killed=0 notrun=0 total=0
+rows=() errors=0 survivors=0 killed=0 notrun=0 total=0 kept=0
 for f in "${all[@]}"; do
 	name=$(basename "$(dirname "$f")")/$(basename "$f" ".$ext")
 	dir=$work/$name
@@ -384,16 +387,25 @@ for f in "${all[@]}"; do
 		continue
 	fi
 	if [ ! -f "$dir/results" ]; then
-		rows+=("| $name | $(field "$f" property) | $(field "$f" checks | sed "s/{series}/$series/g") | | | not run | |")
-		notrun=$((notrun + 1))
-		continue
+		# Run elsewhere: its row as FILE holds it, verdict and date.
+		prev=$(grep -sF "| $name |" "$outf" | head -1) || true
+		if [ -z "$prev" ]; then
+			rows+=("| $name | $(field "$f" property) | $(field "$f" checks | sed "s/{series}/$series/g") | | | not run | |")
+			notrun=$((notrun + 1))
+			continue
+		fi
+		rows+=("$prev")
+		kept=$((kept + 1))
+		VERDICT=$(awk -F'|' '{ gsub(/^ +| +$/, "", $7); print $7 }' <<<"$prev")
+	else
+		verdict "$f" "$dir"
+		rows+=("$ROW")
+		total=$((total + $(stat -c %Y "$dir/results") - $(stat -c %Y "$dir/mutant.diff")))
 	fi
-	verdict "$f" "$dir"
-	rows+=("$ROW")
-	total=$((total + $(stat -c %Y "$dir/results") - $(stat -c %Y "$dir/mutant.diff")))
 	case $VERDICT in
 	SURVIVED) survivors=$((survivors + 1)) ;;
 	error) errors=$((errors + 1)) ;;
+	'not run') notrun=$((notrun + 1)) ;;
 	*) killed=$((killed + 1)) ;;
 	esac
 done
@@ -407,6 +419,10 @@ done
 	echo "all pass SURVIVED: a check that does not fail when its property is broken.  A row"
 	echo "says when its mutant last ran (make mutants MUTANTS=<name> runs one again); time: from"
 	echo "the mutant's build to its last result.  Total: $((total / 60)) min $((total % 60)) s."
+	if [ "$kept" -gt 0 ]; then
+		echo "$kept rows kept as this file held them: their mutants have no results in"
+		echo "build/mutants/$kver/ here (run on another machine, on the date in the row; not in the total)."
+	fi
 	if grep -qsx debian "$work"/*/*/qemu; then
 		echo "Rows on QEMU debian (VM_QEMU=debian: the kit's QEMU was not built) fail"
 		echo "emulator_cx16_flags, the emulator bug the kit's QEMU fixes: not the mutant's doing."
