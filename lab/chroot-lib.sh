@@ -11,7 +11,8 @@
 # does not hold KEY (what it was made with: a cache key) or where older than
 # --max-days.  A TAR named *.zst is compressed with zstd.  The release files
 # of a suite the user marks as a frozen snapshot (BQLKIT_FROZEN_SUITES) are
-# taken past their Valid-Until.
+# taken past their Valid-Until; so are every suite's where this machine's
+# own apt takes them (host_accepts_expired).
 #   --lock FILE    check and make it under an exclusive lock of FILE (two
 #                  runs at once must not both write it); without one, the
 #                  caller holds a lock of its own
@@ -22,6 +23,16 @@
 # A subshell: interrupted (SIGINT, SIGTERM, SIGHUP), it removes what it had
 # half made (half); a whole tarball replaces the old one by rename, so a
 # reader unpacks the file it opened.
+# host_accepts_expired: this machine's apt is set to take Release files
+# past their Valid-Until (Acquire::Check-Valid-Until "false" in its
+# configuration, as on a host fed by a mirror that lags the archive).  The
+# chroot's apt reads only mmdebstrap's configuration: without the same
+# word it refused sid (Valid-Until a month past) where the host's apt and
+# scripts/apt-private.sh fetched from it.
+host_accepts_expired() {
+	[ "$(apt-config shell v Acquire::Check-Valid-Until/b 2>/dev/null)" = "v='false'" ]
+}
+
 chroot_cached() (
 	local lock='' log='' days='' prep='' half=()
 	trap 'rm -rf "${half[@]}"' EXIT
@@ -48,7 +59,9 @@ chroot_cached() (
 	for l; do
 		s=${l#deb }
 		s=${s#* }
-		! frozen_suite "${s%% *}" || l="deb [check-valid-until=no] ${l#deb }"
+		if frozen_suite "${s%% *}" || host_accepts_expired; then
+			l="deb [check-valid-until=no] ${l#deb }"
+		fi
 		srcs+=("$l")
 	done
 	log=${log:-$tar.log}
