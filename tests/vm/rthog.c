@@ -10,7 +10,7 @@
  * seconds (fractions allowed).  The kernel still gives normal threads
  * sched_rt_runtime_us out of every sched_rt_period_us unless the caller
  * set /proc/sys/kernel/sched_rt_runtime_us to -1 (guest/mana-dev.sh's
- * rxstall phase does, for the hog's 3 s).
+ * rxstall phase does, for the hog's run).
  */
 #define _GNU_SOURCE
 #include <sched.h>
