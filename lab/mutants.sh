@@ -427,7 +427,7 @@ done
 		echo "Rows on QEMU debian (VM_QEMU=debian: the kit's QEMU was not built) fail"
 		echo "emulator_cx16_flags, the emulator bug the kit's QEMU fixes: not the mutant's doing."
 	fi
-	if [ "$(sed -n 's/.*mana: //p' "$work"/*/*/qemu 2>/dev/null | sort -u | wc -l)" -gt 1 ]; then
+	if [ "$(printf '%s\n' "${rows[@]}" | grep -o 'mana: [0-9a-f]*' | sort -u | wc -l)" -gt 1 ]; then
 		echo "mana rows name the MANA model they ran on by its QEMU cache key (the model's"
 		echo "sources are in the key): rows on different keys ran on different models."
 	fi
