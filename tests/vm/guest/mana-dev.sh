@@ -468,13 +468,12 @@ if want txbatch; then
 		# queue; no further.  The cap makes the bound independent of
 		# sampling: DQL's limit moves faster than bqlwatch's 2 ms
 		# reads (7.3 without the cap: max limit read 8652, 76226 in
-		# flight, 4 SQ-full stops).  Mutant bql-stop-removed: the SQ
-		# fills (6.1: 168114 in flight).  The SQ-full stops are shown,
-		# not judged.
-		# The cap holds from the port's reset on: down/up resets every
-		# txq's DQL (limit = limit_min), and a limit only grows at a
-		# completion, clamped to limit_max.  (A ping clamps one txq's
-		# limit only: others read 302020 on 6.1 after earlier floods.)
+		# flight).  It holds from the port's reset on: down/up resets
+		# every txq's DQL (limit = limit_min), and a limit only grows
+		# at a completion, clamped to limit_max (a ping clamped only
+		# the txq it used: others read 302020 on 6.1).  Mutant
+		# bql-stop-removed: the SQ fills (6.1: 174082 in flight).  The
+		# SQ-full stops are shown, not judged.
 		lmax=$(in_ns A cat /sys/class/net/maA/queues/tx-0/byte_queue_limits/limit_max)
 		bql_attr A maA limit_max 16384
 		in_ns A ip link set maA down
