@@ -49,17 +49,18 @@ chroot_cached() (
 		esac
 		shift 2
 	done
-	local tar=$1 keyfile=$2 key=$3 suite=$4 opts=() srcs=() l s fd
+	local tar=$1 keyfile=$2 key=$3 suite=$4 opts=() srcs=() l s fd expired=''
 	shift 4
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		opts+=("$1")
 		shift
 	done
 	[ $# -eq 0 ] || shift
+	! host_accepts_expired || expired=1
 	for l; do
 		s=${l#deb }
 		s=${s#* }
-		if frozen_suite "${s%% *}" || host_accepts_expired; then
+		if [ -n "$expired" ] || frozen_suite "${s%% *}"; then
 			l="deb [check-valid-until=no] ${l#deb }"
 		fi
 		srcs+=("$l")

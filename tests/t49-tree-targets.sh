@@ -90,7 +90,7 @@ kv=$(kernel_version "$tree")
 # waits for every build of the host lane beside it (tests/run.sh): 2287 s
 # in a fresh run, and it heads the VM lane, the suite's longest.
 start=$SECONDS
-if run tree-targets-vm-kernel "$logs/vm-kernel.log" env VM_NICE=0 make -s -C "$BQLKIT_TOP" vm-kernel TREE="$tree" OUT="$keep/vm"; then
+if VM_NICE=0 run tree-targets-vm-kernel "$logs/vm-kernel.log" mk vm-kernel TREE="$tree" OUT="$keep/vm"; then
 	echo "t49: make vm-kernel (Linux $kv) in $((SECONDS - start)) s" >&2
 	rel=$(cat "$keep/vm/include/config/kernel.release")
 	kimg=$BQLKIT_CACHE/kernels/$rel

@@ -233,6 +233,16 @@ veth_limit_min() { bql_attr A vethA limit_min "$1"; }
 # ping_ok: the sender can reach the receiver (queue not stuck).
 ping_ok() { in_ns A ping -c 3 -W 1 "$ADDR_B" >/dev/null 2>&1; }
 
+# ping_wait N: ping_ok, up to N tries (a port just reset may still be
+# settling); fails when none got through.
+ping_wait() {
+	_pw=0
+	while ! ping_ok; do
+		_pw=$((_pw + 1))
+		[ "$_pw" -lt "$1" ] || return 1
+	done
+}
+
 # bql_sample LABEL: one line per tx queue of vethA.  Source is the BQL sysfs
 # directory if present, else the kit's ethtool -S counters, else none.
 bql_sample() {

@@ -202,8 +202,7 @@ set_queues() {
 			return 1
 		fi
 	done
-	_w=0
-	while [ "$_w" -lt 20 ] && ! ping_ok; do _w=$((_w + 1)); done
+	ping_wait 20 || true
 }
 
 # cost_irqs: every mana interrupt to vCPU 0, where the sender runs, as

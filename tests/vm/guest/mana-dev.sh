@@ -478,8 +478,7 @@ if want txbatch; then
 		bql_attr A maA limit_max 16384
 		in_ns A ip link set maA down
 		in_ns A ip link set maA up
-		_w=0
-		while [ "$_w" -lt 10 ] && ! ping_ok; do _w=$((_w + 1)); done
+		ping_wait 10 || true
 		mctl A maA set rate_mbps "$RATE"
 		s0=$(stop_queues A maA)
 		gso_start A "$ADDR_B" "$half"
