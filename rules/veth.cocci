@@ -21,6 +21,9 @@
 //                     (netdev_get_tx_queue()), as text
 //   poll_idx          "v = e": what veth_poll() sets such an index
 //                     variable to
+//   poll_flush        the line of every xdp_do_flush() (or, before 5.6,
+//                     xdp_do_flush_map()) in veth_poll()
+//   poll_complete     the line of every napi_complete_done() in veth_poll()
 
 @initialize:python@
 @@
@@ -337,3 +340,38 @@ v << poll_txq_var.v;
 e << poll_idx_set.e;
 @@
 fact("poll_idx", "%s = %s" % (v, " ".join(str(e).split())))
+
+// Redirected XDP frames are flushed before the poll completes
+// (rules/veth.rules xdp-flush-before-complete): the lines of both calls.
+@poll_flush exists@
+position p;
+@@
+veth_poll(...) {
+<+...
+(
+xdp_do_flush@p()
+|
+xdp_do_flush_map@p()
+)
+...+>
+}
+
+@script:python@
+p << poll_flush.p;
+@@
+fact("poll_flush", p[0].line)
+
+@poll_complete exists@
+position p;
+expression n, d;
+@@
+veth_poll(...) {
+<+...
+napi_complete_done@p(n, d)
+...+>
+}
+
+@script:python@
+p << poll_complete.p;
+@@
+fact("poll_complete", p[0].line)

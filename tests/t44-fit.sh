@@ -334,6 +334,8 @@ mutate veth $v no-watchdog tx-watchdog '/dev->watchdog_timeo = /d'
 # 6.18's own index (rq->xdp_rxq.queue_index, 0 without XDP), and a fixed one.
 mutate veth $v poll-txq-xdp-rxq bql-poll-txq 's/^\tint queue_idx = rq - priv->rq;$/\tint queue_idx = rq->xdp_rxq.queue_index;/'
 mutate veth $v poll-txq-zero bql-poll-txq '/^static int veth_poll(/,/^}/s/netdev_get_tx_queue(peer_dev, queue_idx)/netdev_get_tx_queue(peer_dev, 0)/'
+# 5.15.85's order: the redirect flush after the poll completed.
+mutate veth $v flush-after-complete xdp-flush-before-complete '/^static int veth_poll(/,/^}/s/^\tif (done < budget && napi_complete_done(napi, done)) {$/&\n\t\txdp_do_flush();/'
 patched mana
 m=drivers/net/ethernet/microsoft/mana/mana_en.c
 mutate mana $m batch-drop-no-ring tx-doorbell-batching '/^\tmana_tx_flush(apc, txq_idx);$/d'
