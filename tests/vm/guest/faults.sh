@@ -69,10 +69,16 @@ begin() {
 	ok_or_note setup_pair "$SLOW"
 	split_flood
 	# The faults that take vethB's NAPI down: a deep ring for the
-	# teardown to drain (smoke.sh's napi_del phase says why).
+	# teardown to drain (smoke.sh's napi_del phase says why; where BQL
+	# sysfs is hidden, 6.9+, coalesced completions deepen it instead).
 	case $F in
 	channels | xdp | link-flap-receiver)
-		veth_limit_min 200 && emit "fault $F limit_min=200" ;;
+		if veth_limit_min 200; then
+			emit "fault $F limit_min=200"
+		elif in_ns A ethtool -C vethA tx-usecs 20000; then
+			emit "fault $F tx-usecs=20000"
+		fi
+		;;
 	esac
 	ping_retry >/dev/null # resolve ARP
 	flood_start "$F" 120 "$PAYLOAD" "$SOCKETS"
