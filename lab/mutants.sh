@@ -39,9 +39,9 @@
 #   edit:     a sed expression keyed on code, not on line numbers; several
 #             edit: lines are applied in turn, and each must change the file
 #   phases:   (mana) the guest phases to run, as t82 names them
-#   append:   (mana) guest kernel arguments added to the scenario's, e.g.
-#             bqlkit.channel_rounds=60: a defect that bites at random
-#             needs more rounds than the test file's run
+#   append:   (mana, smoke) guest kernel arguments added to the
+#             scenario's, e.g. bqlkit.channel_rounds=60: a defect that
+#             bites at random needs more rounds than the test file's run
 #   checks:   the checks that claim the property, {series} for X.Y
 #             (e.g. vm-{series}-bql_inflight_during_flood): each must FAIL
 # A .plant file has no checks: line, but (read by tests/t79):
@@ -176,7 +176,7 @@ build_mutant() {
 
 # Runners: one VM scenario each, as its test file runs it, with the
 # mutant's module KO; result lines (PASS/FAIL/SKIP NAME) on stdout.
-runner_smoke() { vm_smoke "vm-$series" "$kver" "$1" "$2/vm.log"; }             # t60
+runner_smoke() { vm_smoke "vm-$series" "$kver" "$1" "$2/vm.log" ${APPEND:+--append "$APPEND"}; } # t60
 runner_mq() { vm_smoke "vm-$series-mq" "$kver" "$1" "$2/vm.log" --scenario mq --xdp xdp_pass; } # t60
 runner_xoff() { vm_xoff "vm-$series" "$kver" "$1" "$2/vm.log"; }               # t76
 runner_faults() {                                                              # t70
