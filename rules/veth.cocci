@@ -21,8 +21,8 @@
 //                     (netdev_get_tx_queue()), as text
 //   poll_idx          "v = e": what veth_poll() sets such an index
 //                     variable to
-//   poll_flush        the line of every xdp_do_flush() (or, before 5.6,
-//                     xdp_do_flush_map()) in veth_poll()
+//   poll_flush        the line of every xdp_do_flush() (or its older
+//                     name, xdp_do_flush_map()) in veth_poll()
 //   poll_complete     the line of every napi_complete_done() in veth_poll()
 
 @initialize:python@
