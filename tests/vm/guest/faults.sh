@@ -73,12 +73,7 @@ begin() {
 	# sysfs is hidden, 6.9+, coalesced completions deepen it instead).
 	case $F in
 	channels | xdp | link-flap-receiver)
-		if veth_limit_min 200; then
-			emit "fault $F limit_min=200"
-		elif in_ns A ethtool -C vethA tx-usecs 20000; then
-			emit "fault $F tx-usecs=20000"
-		fi
-		;;
+		_deep=$(veth_deep_ring) && emit "fault $F deep ring: $_deep" ;;
 	esac
 	ping_retry >/dev/null # resolve ARP
 	flood_start "$F" 120 "$PAYLOAD" "$SOCKETS"

@@ -230,6 +230,24 @@ bql_attr() {
 # charges one unit per packet); fails as bql_attr does.
 veth_limit_min() { bql_attr A vethA limit_min "$1"; }
 
+# veth_deep_ring: make vethA's BQL hold a deep ring (a teardown then finds
+# charged entries to complete: smoke.sh's napi_del phase says why):
+# limit_min 200, else (6.9+ hides BQL sysfs for veth) completions coalesced
+# at tx-usecs 20000, so that DQL finds the queue starved and raises its
+# limit.  Prints which; 1 when neither could be set.  veth_deep_ring_off
+# undoes it.
+veth_deep_ring() {
+	if veth_limit_min 200; then
+		echo "limit_min 200"
+	elif in_ns A ethtool -C vethA tx-usecs 20000; then
+		echo "limit_min not settable; tx-usecs 20000"
+	else
+		echo "limit_min not settable, tx-usecs not set"
+		return 1
+	fi
+}
+veth_deep_ring_off() { veth_limit_min 0 || in_ns A ethtool -C vethA tx-usecs 0; }
+
 # ping_ok: the sender can reach the receiver (queue not stuck).
 ping_ok() { in_ns A ping -c 3 -W 1 "$ADDR_B" >/dev/null 2>&1; }
 

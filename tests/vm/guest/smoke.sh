@@ -125,13 +125,7 @@ check queue_not_stopped "ping -c 3 $ADDR_B" ping_ok
 # peer's poll holds them back, DQL finds the queue starved and raises its
 # limit).  Where the ring still held no more than one poll's budget before
 # the teardown, the check cannot fail and says so (SKIP).
-if veth_limit_min 200; then
-	_deep="limit_min 200"
-elif in_ns A ethtool -C vethA tx-usecs 20000; then
-	_deep="limit_min not settable; tx-usecs 20000"
-else
-	_deep="limit_min not settable, tx-usecs not set"
-fi
+_deep=$(veth_deep_ring) || true
 flood_start napi_del 30 "$PAYLOAD" "$SOCKETS"
 sleep 2
 bql_watch napi_del_before 1
@@ -146,7 +140,7 @@ if ! bql_has_source napi_del_before || [ "$_before" -gt 64 ]; then
 else
 	result bql_inflight_zero_after_napi_del SKIP "at most $_before packets in flight before the teardown ($_deep): no more than the last poll's budget of 64, so the teardown had nothing left to complete and the check could not fail"
 fi
-veth_limit_min 0 || in_ns A ethtool -C vethA tx-usecs 0 || true
+veth_deep_ring_off || true
 check ping_after_napi_del "ping -c 3 $ADDR_B ($_deep)" ping_ok
 
 # --- delete the pair under load, then a fresh pair must work -------------
