@@ -6,6 +6,19 @@
 # lab/bench-lib.sh; the chroots' maker: lab/chroot-lib.sh.)
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
+# tree_build KVER DRIVER: for a kernel built from a tree (lab/build-vm-kernel.sh,
+# marked $BQLKIT_CACHE/kernels/KVER/.bqlkit-tree-kernel), the kit's DRIVER
+# built into $BQLKIT_BUILD/KVER/ against its O= directory, from a base
+# imported from that kernel's own tree ($BQLKIT_BUILD/tree-bases/KVER: the
+# kit refuses a base of another sublevel).  Output: the import's and the
+# build's, for the caller's failure message.
+tree_build() {
+	local odir bases=$BQLKIT_BUILD/tree-bases/$1
+	odir=$(cat "$BQLKIT_CACHE/kernels/$1/.bqlkit-tree-kernel") || return 1
+	BQLKIT_BASES=$bases "$BQLKIT_TOP/scripts/import-source.sh" "$odir/source" &&
+		BQLKIT_BASES=$bases KDIR=$odir "$BQLKIT_TOP/scripts/build.sh" "$1" "$2"
+}
+
 # apply_series BASE PDIR DIR: DIR becomes a fresh copy of the imported base
 # BASE with the quilt series PDIR pushed (fuzz 0: scripts/quiltrc).  Prints
 # quilt's output; fails as quilt does.  An empty series leaves the copy.

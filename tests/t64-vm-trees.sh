@@ -28,11 +28,8 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 		fail "$t" "$odir is not the build directory of $k (rebuild it: lab/build-vm-kernel.sh TREE $odir)"
 		continue
 	fi
-	# The base from the kernel's own tree (the O= directory's source link),
-	# as t82 does: the kit refuses a base of another sublevel.
-	bases=$BQLKIT_BUILD/tree-bases/$k
-	if ! out=$(BQLKIT_BASES=$bases "$BQLKIT_TOP/scripts/import-source.sh" "$odir/source" 2>&1) ||
-		! out=$(BQLKIT_BASES=$bases KDIR=$odir "$BQLKIT_TOP/scripts/build.sh" "$k" veth 2>&1); then
+	# The base from the kernel's own tree (tests/lib.sh tree_build).
+	if ! out=$(tree_build "$k" veth 2>&1); then
 		fail "$t-build" "$(grep -m1 'error' <<<"$out" || tail -1 <<<"$out")"
 		continue
 	fi

@@ -59,10 +59,8 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 	grep -qx 'CONFIG_MICROSOFT_MANA=m' "$kimg/boot/config-$k" 2>/dev/null || continue
 	ntree=$((ntree + 1))
 	t=mana-dev-tree-$k
-	# The base from the kernel's own tree (the O= directory's source link).
-	bases=$BQLKIT_BUILD/tree-bases/$k
-	if ! out=$(BQLKIT_BASES=$bases "$BQLKIT_TOP/scripts/import-source.sh" "$(cat "$mark")/source" 2>&1) ||
-		! out=$(BQLKIT_BASES=$bases KDIR=$(cat "$mark") "$BQLKIT_TOP/scripts/build.sh" "$k" mana 2>&1); then
+	# The base from the kernel's own tree (tests/lib.sh tree_build).
+	if ! out=$(tree_build "$k" mana 2>&1); then
 		fail "$t-kit-build" "$(tail -1 <<<"$out")"
 		continue
 	fi
