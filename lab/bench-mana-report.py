@@ -156,13 +156,22 @@ def cost_metrics(c):
          # queue's MSI-X vector points).
          "vcpu0_per_pkt": cpu[0] / n if cpu else None,
          "vcpu1_per_pkt": cpu[1] / n if len(cpu) > 1 else None,
-         "delivered": n, "sent": cf.get("sent"), "send_pps": cf.get("send_pps")}
+         # sent: datagrams (a GSO send, gso > 0, is gso of them).
+         "delivered": n, "sent": cf["sent"] * (cf.get("gso") or 1) if cf.get("sent") else None,
+         "send_pps": cf.get("send_pps")}
     if all(isinstance(db.get(f"{p}_{d}"), (int, float)) for p in "ab" for d in DOORBELLS):
         for d in DOORBELLS:
             m[f"{d}_doorbells_per_pkt"] = (db[f"a_{d}"] + db[f"b_{d}"]) / n
         m["doorbells_per_pkt"] = sum(m[f"{d}_doorbells_per_pkt"] for d in DOORBELLS)
     if db.get("tx_wqes"):
         m["sq_doorbells_per_wqe"] = db["a_sq"] / db["tx_wqes"]
+    # B's RX: RQ doorbells per received frame (once per frame, or once per
+    # NAPI poll with the RX doorbell batching), and frames per completed
+    # poll (one CQ arm each).
+    if db.get("rx_frames") and isinstance(db.get("b_rq"), (int, float)):
+        m["rq_doorbells_per_frame"] = db["b_rq"] / db["rx_frames"]
+        if db.get("b_cq_arms"):
+            m["frames_per_poll"] = db["rx_frames"] / db["b_cq_arms"]
     return {k: v for k, v in m.items() if isinstance(v, (int, float))}
 
 
@@ -439,8 +448,8 @@ def cost_markdown(results):
     L.append("")
     L.append("| kernel | case | floods stock+kit | insn/pkt stock / kit | kit/stock | kernel insn/pkt stock / kit | "
              "vCPU 0 / vCPU 1 insn/pkt, kit | doorbells/pkt stock / kit | kit SQ, RQ, CQ, EQ doorbells/pkt | "
-             "delivered/sent kit |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
+             "B's RQ doorbells/frame stock / kit (frames per poll stock / kit) | delivered/sent kit |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         for lb, c in sorted(r["cost"]["cases"].items(), key=lambda x: (x[1].get("queues") or 0, x[0])):
             sm, km = c["stock"]["median"], c["kit"]["median"]
@@ -454,6 +463,8 @@ def cost_markdown(results):
                      f"{fmt(sm.get('doorbells_per_pkt'), 3)} / {fmt(km.get('doorbells_per_pkt'), 3)} "
                      f"(noise {pct(nf.get('doorbells_ratio'))}) | "
                      + ", ".join(fmt(km.get(f"{d}_doorbells_per_pkt"), 3) for d in DOORBELLS) + " | "
+                     f"{fmt(sm.get('rq_doorbells_per_frame'), 3)} / {fmt(km.get('rq_doorbells_per_frame'), 3)} "
+                     f"({fmt(sm.get('frames_per_poll'), 1)} / {fmt(km.get('frames_per_poll'), 1)}) | "
                      f"{fmt(ratio(km.get('delivered'), sent), 3)} |")
     L.append("")
     return L

@@ -61,11 +61,23 @@
 #                  that softirq starved the sink: 86 % of the datagrams
 #                  lost in the socket, stock and kit alike)
 #   BENCH_COST_PAYLOAD  their UDP payload, bytes (64)
+#   BENCH_COST_GSO  0: one datagram per send, and so (every interrupt on
+#                  vCPU 0, the VFs sending from the doorbell write) a NAPI
+#                  poll of B's per frame.  N (2 to 64): each send a UDP GSO
+#                  write that A's stack cuts into N datagrams and sends with
+#                  xmit_more, bottom halves off: B's poll then runs once
+#                  they are all in, and finds N frames (the RX doorbell
+#                  batching's case: one RQ doorbell per poll, not per
+#                  frame).  BENCH_COST_COUNT stays the datagrams per flood.
+#                  (B's napi_defer_hard_irqs cannot batch B's polls: mana
+#                  6.x arms its CQ whatever napi_complete_done() returns;
+#                  B's interrupts on the sink's vCPU batch hundreds of
+#                  frames per poll and lose most of them: RR TCG slices.)
 #   BENCH_ICOUNT   the cost boots' -icount option (shift=2,sleep=off,align=off)
 #   BENCH_OUT      output directory (results/)
 #   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
 set -euo pipefail
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bench-lib.sh"
 
 bench_no_empty
@@ -81,6 +93,7 @@ COST=${BENCH_COST_COUNT:-50000}
 COST_REPS=${BENCH_COST_REPS:-2}
 COST_PAYLOAD=${BENCH_COST_PAYLOAD:-64}
 COST_QUEUES=${BENCH_COST_QUEUES:-1}
+COST_GSO=${BENCH_COST_GSO:-0}
 ICOUNT=${BENCH_ICOUNT:-shift=2,sleep=off,align=off}
 OUT=${BENCH_OUT:-$BQLKIT_TOP/results}
 VM=$BQLKIT_TOP/tests/vm
@@ -96,6 +109,8 @@ TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
 [[ $COST_REPS =~ ^[1-9][0-9]*$ && $COST_REPS -le 20 ]] || die "BENCH_COST_REPS must be a number of floods from 1 to 20, not '$COST_REPS'"
 [[ $COST_PAYLOAD =~ ^[0-9]+$ && $COST_PAYLOAD -le 1472 ]] || die "BENCH_COST_PAYLOAD must be a UDP payload from 0 to 1472 bytes (one frame), not '$COST_PAYLOAD'"
 [[ $ICOUNT =~ ^[a-z0-9=,]+$ ]] || die "BENCH_ICOUNT must be an -icount option such as shift=2,sleep=off,align=off, not '$ICOUNT'"
+[[ $COST_GSO =~ ^[0-9]+$ && $COST_GSO -le 64 && $COST_GSO -ne 1 ]] || die "BENCH_COST_GSO must be 0 (one datagram per send) or datagrams per GSO send from 2 to 64, not '$COST_GSO'"
+[[ $COST_GSO = 0 || $((COST_GSO * COST_PAYLOAD)) -le 65000 ]] || die "BENCH_COST_GSO=$COST_GSO of BENCH_COST_PAYLOAD=$COST_PAYLOAD bytes: more than a UDP write holds (65000)"
 [[ $COST_QUEUES =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "BENCH_COST_QUEUES must be queue counts separated by commas, not '$COST_QUEUES'"
 [[ $LATENCY = 1 || $COST -gt 0 ]] || die "BENCH_LATENCY=0 and BENCH_COST_COUNT=0: nothing to bench"
 [[ $QUEUES =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "BENCH_QUEUES must be queue counts separated by commas, not '$QUEUES'"
@@ -105,7 +120,7 @@ for v in QUEUES COST_QUEUES; do
 		[ "$q" -le "$SMP" ] || die "BENCH_$v: $q queues need BENCH_SMP=$q or more vCPUs (mana makes one queue per CPU)"
 	done
 done
-PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS latency=$LATENCY cost_count=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_queues=$COST_QUEUES icount=$ICOUNT"
+PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS latency=$LATENCY cost_count=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_queues=$COST_QUEUES cost_gso=$COST_GSO icount=$ICOUNT"
 
 start=$SECONDS
 if [ -z "${BENCH_KERNELS:-}" ]; then
@@ -150,7 +165,7 @@ append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows
 # flood and the device's counters; a bound for a loaded host (one TCG
 # thread runs both vCPUs, ~2-6 us of host time per guest datagram here).
 ctmo=$((300 + $(tr ',' '\n' <<<"$COST_QUEUES" | wc -l) * COST_REPS * (60 + COST / 500)))
-cappend="bqlkit.latency=0 bqlkit.queues=$COST_QUEUES bqlkit.cost=$COST bqlkit.cost_reps=$COST_REPS bqlkit.cost_payload=$COST_PAYLOAD"
+cappend="bqlkit.latency=0 bqlkit.queues=$COST_QUEUES bqlkit.cost=$COST bqlkit.cost_reps=$COST_REPS bqlkit.cost_payload=$COST_PAYLOAD bqlkit.cost_gso=$COST_GSO"
 
 # boot WHAT LOG ARGS...: one VM of kernel $kver (row $k), run $r, variant
 # $v (the loop's: the kit's module in mod[] or none), with mana-dev.sh ARGS.
@@ -183,8 +198,12 @@ for k in "${kernels[@]}"; do
 		kver=$k
 		step "$k: building the kit's mana.ko"
 		blog=$BQLKIT_BUILD/bench-mana-build-$k.log
-		BQLKIT_DRIVERS=mana "$BQLKIT_TOP/scripts/build.sh" "$k" >"$blog" 2>&1 ||
-			{ tail -5 "$blog" >&2; die "$k: scripts/build.sh failed (log: $blog)"; }
+		if [ "$(kdir_for "$k")" != "/lib/modules/$k/build" ]; then
+			# A kernel built from a tree: a base from that tree.
+			BQLKIT_DRIVERS=mana tree_build "$k" mana >"$blog" 2>&1
+		else
+			BQLKIT_DRIVERS=mana "$BQLKIT_TOP/scripts/build.sh" "$k" >"$blog" 2>&1
+		fi || { tail -5 "$blog" >&2; die "$k: the build of the kit's mana failed (log: $blog)"; }
 		built=$BQLKIT_BUILD/$k/mana.ko
 	fi
 	# Our own copy: build/ is shared, another build must not change it mid-run.

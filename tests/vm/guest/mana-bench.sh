@@ -34,13 +34,16 @@
 #   BQLKIT db label=L tx_wqes=N sq_doorbells=N rx_frames=N rq_doorbells=N wire_waits=N
 #   BQLKIT qdisc label=L.pre|L.post backlog_pkts=N drops=N requeues=N
 #   BQLKIT textpatches label=L|q<Q>-setup n=N   kernel text patches (x86)
-# and per cost flood (C = cost-q<Q>-<payload>B[-rN]):
+# and per cost flood (C = cost-q<Q>-<payload>B[-gso<G>][-rN]):
 #   BQLKIT costirqs cpu=0 moved=N of=N             (per queue count)
 #   BQLKIT costcase label=C queues=Q payload=P count=N
 #   BQLKIT mark label=C.begin|C.end seq=N ...      (lib.sh vm_marked)
 #   BQLKIT costdb label=C a_sq=N a_rq=N a_cq=N a_eq=N b_sq=N b_rq=N b_cq=N
-#          b_eq=N tx_wqes=N rx_frames=N            (device counters' deltas)
-#   BQLKIT costflood label=C sent=N send_pps=N pkts=N nobufs=N
+#          b_eq=N b_cq_arms=N tx_wqes=N rx_frames=N (device counters' deltas;
+#          b_cq_arms: B's CQ doorbells with the arm bit, one per NAPI poll
+#          that completed)
+#   BQLKIT costflood label=C gso=G sent=N send_pps=N pkts=N nobufs=N
+#          (G > 0: sent and send_pps count sends of G datagrams each)
 . /bqlkit/lib.sh
 # shellcheck source=mana-lib.sh
 . /bqlkit/mana-lib.sh
@@ -54,6 +57,7 @@ LATENCY=$(knob latency 1)
 COST=$(knob cost 0)
 COST_REPS=$(knob cost_reps 2)
 COST_PAYLOAD=$(knob cost_payload 64)
+COST_GSO=$(knob cost_gso 0)
 IDLE_SECS=$(knob idle_secs 4)
 WARMUP=$(knob warmup 2)
 RR_PORT=5100
@@ -61,7 +65,7 @@ KIT=0
 mana_is_kit && KIT=1
 
 emit "mana module version=$(cat /sys/module/mana/version 2>/dev/null || echo none) kit=$KIT srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"
-emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP latency=$LATENCY cost=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cpus=$(grep -c ^processor /proc/cpuinfo)"
+emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP latency=$LATENCY cost=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_gso=$COST_GSO cpus=$(grep -c ^processor /proc/cpuinfo)"
 check probe_two_ports "two emulated VFs probed into two mana netdevs" [ "$(mana_ifaces | wc -l)" -eq 2 ]
 if ! mana_setup; then
 	result setup FAIL "could not move/address the mana ports"
@@ -166,12 +170,20 @@ load_wait() {
 # last (it stops after COST, or 1 s without one).  Nothing else runs.
 # cost_udp N MARK: N datagrams A -> B, the sink on vCPU 1 and the sender
 # on vCPU 0; MARK 1: udpflood executes the plugin's markers.  Their
-# summaries in csink.out and csend.out.
+# summaries in csink.out and csend.out.  bqlkit.cost_gso=G: N/G sends of
+# G datagrams each (UDP GSO; csend.out's sent= counts the sends).
 cost_udp() {
-	UDPFLOOD_VMMARK=$2 taskset -c 1 /usr/sbin/ip netns exec B /usr/bin/udpflood sink "$FLOOD_PORT" 3600 1000 "$1" >"$BQLKIT_RUN/csink.out" 2>&1 &
+	_sends=$1 _n=$1 _pay=$COST_PAYLOAD _gso=
+	if [ "$COST_GSO" -gt 0 ]; then
+		_sends=$(($1 / COST_GSO))
+		[ "$_sends" -gt 0 ] || _sends=1
+		_n=$((_sends * COST_GSO)) _pay=$((COST_PAYLOAD * COST_GSO)) _gso=$COST_PAYLOAD
+	fi
+	UDPFLOOD_VMMARK=$2 taskset -c 1 /usr/sbin/ip netns exec B /usr/bin/udpflood sink "$FLOOD_PORT" 3600 1000 "$_n" >"$BQLKIT_RUN/csink.out" 2>&1 &
 	_sink=$!
 	sleep 0.3
-	UDPFLOOD_VMMARK=$2 taskset -c 0 /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" 3600 "$COST_PAYLOAD" 4 "$1" >"$BQLKIT_RUN/csend.out" 2>&1
+	# shellcheck disable=SC2086 # _gso: no word, or the segment size
+	UDPFLOOD_VMMARK=$2 taskset -c 0 /usr/sbin/ip netns exec A /usr/bin/udpflood send "$ADDR_B" "$FLOOD_PORT" 3600 "$_pay" 4 "$_sends" $_gso >"$BQLKIT_RUN/csend.out" 2>&1
 	wait "$_sink"
 }
 
@@ -188,8 +200,8 @@ cost_flood() {
 	for _c in sq rq cq eq; do
 		_db="$_db a_$_c=$(mdelta "$1-0" "$1-1" maA "${_c}_doorbells") b_$_c=$(mdelta "$1-0" "$1-1" maB "${_c}_doorbells")"
 	done
-	emit "costdb label=$1$_db tx_wqes=$(mdelta "$1-0" "$1-1" maA tx_wqes) rx_frames=$(mdelta "$1-0" "$1-1" maB rx_frames)"
-	emit "costflood label=$1 $(sed -n 's/^UDPFLOOD send sent=\([0-9]*\) nobufs=\([0-9]*\) .* pps=\([0-9]*\).*/sent=\1 nobufs=\2 send_pps=\3/p' "$BQLKIT_RUN/csend.out") $(sed -n 's/^UDPFLOOD sink pkts=\([0-9]*\) .*/pkts=\1/p' "$BQLKIT_RUN/csink.out")"
+	emit "costdb label=$1$_db b_cq_arms=$(mdelta "$1-0" "$1-1" maB cq_arms) tx_wqes=$(mdelta "$1-0" "$1-1" maA tx_wqes) rx_frames=$(mdelta "$1-0" "$1-1" maB rx_frames)"
+	emit "costflood label=$1 gso=$COST_GSO $(sed -n 's/^UDPFLOOD send sent=\([0-9]*\) nobufs=\([0-9]*\) .* pps=\([0-9]*\).*/sent=\1 nobufs=\2 send_pps=\3/p' "$BQLKIT_RUN/csend.out") $(sed -n 's/^UDPFLOOD sink pkts=\([0-9]*\) .*/pkts=\1/p' "$BQLKIT_RUN/csink.out")"
 	check "$1-delivered" "the cost flood reached B's sink" grep -q '^UDPFLOOD sink pkts=[1-9]' "$BQLKIT_RUN/csink.out"
 }
 
@@ -231,6 +243,7 @@ if [ "$COST" -gt 0 ]; then
 		_r=1
 		while [ "$_r" -le "$COST_REPS" ]; do
 			C=cost-q$q-${COST_PAYLOAD}B
+			[ "$COST_GSO" -eq 0 ] || C=$C-gso$COST_GSO
 			[ "$_r" -eq 1 ] || C=$C-r$_r
 			emit "costcase label=$C queues=$q payload=$COST_PAYLOAD count=$COST"
 			cost_flood "$C"
