@@ -127,6 +127,7 @@ help-bench:
 	@echo '                      BENCH_COST_QUEUES=1 (queue counts of the cost floods)'
 	@echo '                      BENCH_COST_GSO=0 (N: each send a UDP GSO write of N datagrams, so that the'
 	@echo '                      receiver'"'"'s NAPI polls find N frames each: the RX doorbell batching'"'"'s case)'
+	@echo '                      BENCH_MANA_BATCHING=0 (1: the kit'"'"'s opt-in SQ doorbell batching on)'
 	@echo '                      BENCH_ICOUNT=shift=2,sleep=off,align=off'
 
 # (build.sh says what is wrong with KDIR= or KVER=, an empty KVER too.)
@@ -221,7 +222,7 @@ BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BEN
 	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS \
 	BENCH_MODE BENCH_ICOUNT BENCH_TURN_US BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE BENCH_TRACE_MS BENCH_QDISC BENCH_LIMIT_MAX BENCH_PIN_HARNESS \
 	BENCH_RATE BENCH_QUEUES BENCH_LOADS BENCH_FLOWS BENCH_SMP BENCH_LATENCY BENCH_COST_REPS BENCH_COST_PAYLOAD \
-	BENCH_COST_QUEUES BENCH_COST_GSO
+	BENCH_COST_QUEUES BENCH_COST_GSO BENCH_MANA_BATCHING
 $(call literal,$(BENCH_KNOBS) BENCH_REPORT_ONLY)
 BENCH_SCRIPT = $(if $(filter mana,$(DRIVER)),bench-mana.sh,bench.sh)
 bench:

@@ -73,6 +73,9 @@
 #                  6.x arms its CQ whatever napi_complete_done() returns;
 #                  B's interrupts on the sink's vCPU batch hundreds of
 #                  frames per poll and lose most of them: RR TCG slices.)
+#   BENCH_MANA_BATCHING  1: the kit's opt-in SQ doorbell batching on
+#                  (tx_doorbell_batching=1) in every boot of the kit's
+#                  module; 0 (default): off, as installed
 #   BENCH_ICOUNT   the cost boots' -icount option (shift=2,sleep=off,align=off)
 #   BENCH_OUT      output directory (results/)
 #   BENCH_REPORT_ONLY=1  only regenerate json/md/png from the logs in BENCH_OUT
@@ -94,6 +97,7 @@ COST_REPS=${BENCH_COST_REPS:-2}
 COST_PAYLOAD=${BENCH_COST_PAYLOAD:-64}
 COST_QUEUES=${BENCH_COST_QUEUES:-1}
 COST_GSO=${BENCH_COST_GSO:-0}
+BATCHING=${BENCH_MANA_BATCHING:-0}
 ICOUNT=${BENCH_ICOUNT:-shift=2,sleep=off,align=off}
 OUT=${BENCH_OUT:-$BQLKIT_TOP/results}
 VM=$BQLKIT_TOP/tests/vm
@@ -111,6 +115,7 @@ TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
 [[ $ICOUNT =~ ^[a-z0-9=,]+$ ]] || die "BENCH_ICOUNT must be an -icount option such as shift=2,sleep=off,align=off, not '$ICOUNT'"
 [[ $COST_GSO =~ ^[0-9]+$ && $COST_GSO -le 64 && $COST_GSO -ne 1 ]] || die "BENCH_COST_GSO must be 0 (one datagram per send) or datagrams per GSO send from 2 to 64, not '$COST_GSO'"
 [[ $COST_GSO = 0 || $((COST_GSO * COST_PAYLOAD)) -le 65000 ]] || die "BENCH_COST_GSO=$COST_GSO of BENCH_COST_PAYLOAD=$COST_PAYLOAD bytes: more than a UDP write holds (65000)"
+[[ $BATCHING =~ ^[01]$ ]] || die "BENCH_MANA_BATCHING must be 0 (the kit's SQ doorbell batching off, as installed) or 1 (on), not '$BATCHING'"
 [[ $COST_QUEUES =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "BENCH_COST_QUEUES must be queue counts separated by commas, not '$COST_QUEUES'"
 [[ $LATENCY = 1 || $COST -gt 0 ]] || die "BENCH_LATENCY=0 and BENCH_COST_COUNT=0: nothing to bench"
 [[ $QUEUES =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "BENCH_QUEUES must be queue counts separated by commas, not '$QUEUES'"
@@ -120,7 +125,7 @@ for v in QUEUES COST_QUEUES; do
 		[ "$q" -le "$SMP" ] || die "BENCH_$v: $q queues need BENCH_SMP=$q or more vCPUs (mana makes one queue per CPU)"
 	done
 done
-PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS latency=$LATENCY cost_count=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_queues=$COST_QUEUES cost_gso=$COST_GSO icount=$ICOUNT"
+PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS latency=$LATENCY cost_count=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_queues=$COST_QUEUES cost_gso=$COST_GSO batching=$BATCHING icount=$ICOUNT"
 
 start=$SECONDS
 if [ -z "${BENCH_KERNELS:-}" ]; then
@@ -160,12 +165,12 @@ trap 'rm -rf "$tmpd"' EXIT
 nq=$(tr ',' '\n' <<<"$QUEUES" | wc -l)
 nl=$(tr ',' '\n' <<<"$LOADS" | wc -l)
 tmo=$((300 + nq * (4 + nl * (SECS + 2 + 5)) * 8))
-append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows=$FLOWS bqlkit.secs=$SECS"
+append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows=$FLOWS bqlkit.secs=$SECS bqlkit.batching=$BATCHING"
 # Cost boots: boot and setup, per queue count and flood a port reset, the
 # flood and the device's counters; a bound for a loaded host (one TCG
 # thread runs both vCPUs, ~2-6 us of host time per guest datagram here).
 ctmo=$((300 + $(tr ',' '\n' <<<"$COST_QUEUES" | wc -l) * COST_REPS * (60 + COST / 500)))
-cappend="bqlkit.latency=0 bqlkit.queues=$COST_QUEUES bqlkit.cost=$COST bqlkit.cost_reps=$COST_REPS bqlkit.cost_payload=$COST_PAYLOAD bqlkit.cost_gso=$COST_GSO"
+cappend="bqlkit.latency=0 bqlkit.queues=$COST_QUEUES bqlkit.cost=$COST bqlkit.cost_reps=$COST_REPS bqlkit.cost_payload=$COST_PAYLOAD bqlkit.cost_gso=$COST_GSO bqlkit.batching=$BATCHING"
 
 # boot WHAT LOG ARGS...: one VM of kernel $kver (row $k), run $r, variant
 # $v (the loop's: the kit's module in mod[] or none), with mana-dev.sh ARGS.
