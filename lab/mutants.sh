@@ -8,8 +8,9 @@
 #
 # KVER: the kernel (default: the first of the suite's test kernels,
 # tests/lib.sh test_kernels; a kernel built from a tree, as t64/t82 find
-# them, builds on a base from its own tree: tests/lib.sh tree_build).  NAME: mutants to run (default: every one
-# whose bases include KVER's series).  Writes FILE (default
+# them, builds on a base from its own tree: lab/lib.sh tree_build).
+# NAME: mutants to run (default: every one whose bases include KVER's
+# series).  Writes FILE (default
 # results/mutants-<series>.md): mutant | property | checks that must fail
 # | checks that failed | killed.  Work and VM logs: build/mutants/<kver>/.
 # A mutant with no result there (another machine ran it) keeps its row

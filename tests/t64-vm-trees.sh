@@ -28,7 +28,7 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 		fail "$t" "$odir is not the build directory of $k (rebuild it: lab/build-vm-kernel.sh TREE $odir)"
 		continue
 	fi
-	# The base from the kernel's own tree (tests/lib.sh tree_build).
+	# The base from the kernel's own tree (lab/lib.sh tree_build).
 	if ! out=$(tree_build "$k" veth 2>&1); then
 		fail "$t-build" "$(grep -m1 'error' <<<"$out" || tail -1 <<<"$out")"
 		continue

@@ -59,7 +59,7 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 	grep -qx 'CONFIG_MICROSOFT_MANA=m' "$kimg/boot/config-$k" 2>/dev/null || continue
 	ntree=$((ntree + 1))
 	t=mana-dev-tree-$k
-	# The base from the kernel's own tree (tests/lib.sh tree_build).
+	# The base from the kernel's own tree (lab/lib.sh tree_build).
 	if ! out=$(tree_build "$k" mana 2>&1); then
 		fail "$t-kit-build" "$(tail -1 <<<"$out")"
 		continue
