@@ -203,12 +203,8 @@ for k in "${kernels[@]}"; do
 		kver=$k
 		step "$k: building the kit's mana.ko"
 		blog=$BQLKIT_BUILD/bench-mana-build-$k.log
-		if [ "$(kdir_for "$k")" != "/lib/modules/$k/build" ]; then
-			# A kernel built from a tree: a base from that tree.
-			BQLKIT_DRIVERS=mana tree_build "$k" mana >"$blog" 2>&1
-		else
-			BQLKIT_DRIVERS=mana "$BQLKIT_TOP/scripts/build.sh" "$k" >"$blog" 2>&1
-		fi || { tail -5 "$blog" >&2; die "$k: the build of the kit's mana failed (log: $blog)"; }
+		BQLKIT_DRIVERS=mana kit_build "$k" mana >"$blog" 2>&1 ||
+			{ tail -5 "$blog" >&2; die "$k: the build of the kit's mana failed (log: $blog)"; }
 		built=$BQLKIT_BUILD/$k/mana.ko
 	fi
 	# Our own copy: build/ is shared, another build must not change it mid-run.

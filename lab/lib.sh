@@ -19,6 +19,17 @@ tree_build() {
 		BQLKIT_BASES=$bases KDIR=$odir "$BQLKIT_TOP/scripts/build.sh" "$1" "$2"
 }
 
+# kit_build KVER DRIVER: the kit's DRIVER built into $BQLKIT_BUILD/KVER/:
+# scripts/build.sh for an installed kernel, tree_build for one built from
+# a tree (no /lib/modules/KVER/build: kdir_for finds its O= directory).
+kit_build() {
+	if [ "$(kdir_for "$1")" != "/lib/modules/$1/build" ]; then
+		tree_build "$1" "$2"
+	else
+		"$BQLKIT_TOP/scripts/build.sh" "$1" "$2"
+	fi
+}
+
 # apply_series BASE PDIR DIR: DIR becomes a fresh copy of the imported base
 # BASE with the quilt series PDIR pushed (fuzz 0: scripts/quiltrc).  Prints
 # quilt's output; fails as quilt does.  An empty series leaves the copy.

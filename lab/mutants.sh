@@ -8,7 +8,7 @@
 #
 # KVER: the kernel (default: the first of the suite's test kernels,
 # tests/lib.sh test_kernels; a kernel built from a tree, as t64/t82 find
-# them, builds on a base from its own tree: lab/lib.sh tree_build).
+# them, builds on a base from its own tree: lab/lib.sh kit_build).
 # NAME: mutants to run (default: every one whose bases include KVER's
 # series).  Writes FILE (default
 # results/mutants-<series>.md): mutant | property | checks that must fail
@@ -129,13 +129,8 @@ reference() {
 	local d=$work/ref-$2 fi='' bases=${BQLKIT_BASES:-$BQLKIT_BUILD/bases}
 	[ "$2" = fault-injection ] && fi=1
 	if [ ! -f "$d/$kver/$1/Kbuild" ] || [ ! -f "$d/$kver/$1.build-info" ]; then
-		if [ "$kdir" != "/lib/modules/$kver/build" ]; then
-			# A kernel built from a tree: the base from that tree.
-			BQLKIT_BUILD=$d BQLKIT_FAULT_INJECTION=$fi tree_build "$kver" "$1" >"$d.log" 2>&1
-		else
-			BQLKIT_BUILD=$d BQLKIT_BASES=$bases \
-				BQLKIT_FAULT_INJECTION=$fi "$BQLKIT_TOP/scripts/build.sh" "$kver" "$1" >"$d.log" 2>&1
-		fi || die "the kit's $1 does not build for $kver ($2; log: $d.log)"
+		BQLKIT_BUILD=$d BQLKIT_BASES=$bases BQLKIT_FAULT_INJECTION=$fi kit_build "$kver" "$1" >"$d.log" 2>&1 ||
+			die "the kit's $1 does not build for $kver ($2; log: $d.log)"
 	fi
 	echo "$d/$kver/$1"
 }

@@ -63,11 +63,10 @@ WARMUP=$(knob warmup 2)
 RR_PORT=5100
 KIT=0
 mana_is_kit && KIT=1
-# bqlkit.batching=1: the kit's opt-in SQ doorbell batching on (the kit's
-# module only; the stock one has no such parameter).
-BATCH=$(knob batching 0)
+# The kit's SQ doorbell batching per bqlkit.batching (mana-lib.sh; the
+# stock module has no such parameter).
 if [ "$BATCH" = 1 ] && [ "$KIT" = 1 ]; then
-	check batching_on "tx_doorbell_batching=1" sh -c 'echo 1 >/sys/module/mana/parameters/tx_doorbell_batching'
+	check batching_on "tx_doorbell_batching=1" batching_set
 fi
 
 emit "mana module version=$(cat /sys/module/mana/version 2>/dev/null || echo none) kit=$KIT srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"

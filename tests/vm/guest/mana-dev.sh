@@ -33,7 +33,6 @@ RELOADS=$(knob reloads 2)
 CHANNEL_ROUNDS=$(knob channel_rounds 2)
 LOST=$(knob lost 400)
 EXPECT_RX_DB=$(knob expect_rx_db batched)
-BATCH=$(knob batching 0)
 KIT=0
 mana_is_kit && KIT=1
 
@@ -49,10 +48,7 @@ if ! mana_setup; then
 fi
 emit "mana queues A=$(in_ns A ls /sys/class/net/maA/queues | tr '\n' ' ')"
 
-BATCH_PARAM=/sys/module/mana/parameters/tx_doorbell_batching
-# batching_set: the kit's tx_doorbell_batching per bqlkit.batching (a fresh
-# insmod starts with it off).
-batching_set() { [ "$BATCH" != 1 ] || echo 1 >"$BATCH_PARAM"; }
+# The kit's SQ doorbell batching per bqlkit.batching (mana-lib.sh).
 if [ "$BATCH" = 1 ]; then
 	check batching_on "tx_doorbell_batching=1" batching_set
 fi

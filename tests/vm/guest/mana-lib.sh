@@ -8,6 +8,13 @@
 MAC_A=52:54:00:4d:41:01
 MAC_B=52:54:00:4d:41:02
 
+# bqlkit.batching=1: the kit's opt-in SQ doorbell batching on.
+# batching_set sets tx_doorbell_batching as the knob says (a fresh insmod
+# starts with it off; the stock module has no such parameter).
+BATCH=$(knob batching 0)
+BATCH_PARAM=/sys/module/mana/parameters/tx_doorbell_batching
+batching_set() { [ "$BATCH" != 1 ] || echo 1 >"$BATCH_PARAM"; }
+
 # mana_ifaces: "ifname mac" of each interface bound to the mana driver.
 mana_ifaces() {
 	for _d in /sys/class/net/*; do
