@@ -146,12 +146,14 @@ vm_crash_note() {
 	fi
 }
 
-# vm_results PREFIX LOG: one PASS/FAIL/SKIP line per guest check in a VM
-# console log ("BQLKIT-RESULT <name> PASS|FAIL|SKIP <detail>"), named
-# PREFIX-<name>; a failure points at the log.
+# vm_results PREFIX LOG [CHECK NOTE]: one PASS/FAIL/SKIP line per guest
+# check in a VM console log ("BQLKIT-RESULT <name> PASS|FAIL|SKIP
+# <detail>"), named PREFIX-<name>; a failure points at the log, and one of
+# CHECK's also says NOTE (what the host saw that the guest could not).
 vm_results() {
-	local prefix=$1 log=$2 name res detail
+	local prefix=$1 log=$2 note_check=${3:-} note=${4:-} name res detail
 	grep -o 'BQLKIT-RESULT .*' "$log" | while read -r _ name res detail; do
+		[ "$name" != "$note_check" ] || [ -z "$note" ] || detail="$detail; $note"
 		case $res in
 		PASS) pass "$prefix-$name" ;;
 		SKIP) skip "$prefix-$name" "$detail" ;;
@@ -214,7 +216,7 @@ mana_dev_qemu() {
 # $MANA_QEMU; one result line per guest check, named NAME-<check>.
 # MANA_DEV_APPEND: more guest knobs (e.g. bqlkit.expect_rx_db=per_packet).
 vm_mana_dev() {
-	local name=$1 k=$2 phases=$3 log tmo=()
+	local name=$1 k=$2 phases=$3 log tmo=() complaints
 	shift 3
 	log=$BQLKIT_BUILD/test-logs/$name.log
 	mkdir -p "$(dirname "$log")"
@@ -230,7 +232,12 @@ vm_mana_dev() {
 			paste -sd';' | grep . || tail -1 "$log.out") (log: $log)$(vm_crash_note "$log")"
 		return 0
 	fi
-	vm_results "$name" "$log"
+	# The model's complaints (mana-dev.sh runs QEMU with -d guest_errors),
+	# each kind once with its count and first arguments.
+	complaints=$(grep -ao 'mana: [^()]* (0x[0-9a-f]*, 0x[0-9a-f]*)' "$log" |
+		awk '{ w = $0; sub(/ \(0x.*/, "", w); if (!(w in n)) { o[++k] = w; a[w] = $0 } n[w]++ }
+			END { for (i = 1; i <= k && i <= 4; i++) printf "%s%dx \"%s\"", (i > 1 ? ", " : ""), n[o[i]], a[o[i]] }')
+	vm_results "$name" "$log" model_guest_errors_zero "${complaints:+the model said: $complaints}"
 	grep -ao 'BQLKIT \(bql\|doorbells\|txbatch\|xdp\|lost\) .*' "$log" | sed "s/^/$name: /" >&2 || true
 }
 

@@ -81,6 +81,10 @@ trap 'rm -f "$initrd"' EXIT
 # Two VFs, MACs as guest/mana-lib.sh expects, on hub 0: a wire.
 vfs="-netdev hubport,id=manaw0,hubid=0 -device mana-vf,netdev=manaw0,mac=52:54:00:4d:41:01,id=manaA$props"
 vfs+=" -netdev hubport,id=manaw1,hubid=0 -device mana-vf,netdev=manaw1,mac=52:54:00:4d:41:02,id=manaB$props"
+# The model's complaints about the driver (mana_guest_error(): "mana: WHAT
+# (0xA, 0xB)") go to QEMU's stderr, i.e. into the log, so that a failed
+# model_guest_errors_zero can say which (tests/lib.sh vm_mana_dev).
+vfs+=" -d guest_errors"
 vm_rc=0
 "$VM_DIR/run-vm.sh" --kver "$kver" --initrd "$initrd" --log "$logf" --qemu "$qemu" \
 	--qemu-args "$vfs" --append "$append" --timeout 900 "${run_args[@]}" || vm_rc=$?
