@@ -232,9 +232,13 @@ runner_mana_lost() {
 	mana_qemu || return 0
 	BQLKIT_BUILD=$2 vm_mana_dev_lost "mana-dev-$series-lost" "$kver" "$1" 2>"$2/runner.log"
 }
+runner_mana_eqsync() {
+	mana_qemu || return 0
+	BQLKIT_BUILD=$2 vm_mana_dev_eqsync "mana-dev-$series-eqsync" "$kver" "$1" 2>"$2/runner.log"
+}
 # Which test file each runner stands for.
 declare -A test_of=([smoke]=t60 [mq]=t60 [xoff]=t76 [faults]=t70 [txtimeout]=t75 [napi_race]=t77
-	[mana_kit]=t82 [mana_batched]=t82 [mana_lost]=t82)
+	[mana_kit]=t82 [mana_batched]=t82 [mana_lost]=t82 [mana_eqsync]=t82)
 
 # control_dir FILE: where the kit's own run of the mutant's scenario is.
 control_dir() {

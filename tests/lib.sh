@@ -256,6 +256,19 @@ vm_mana_dev_lost() {
 		--icount shift=2,sleep=off,align=off --timeout 300 "$@"
 }
 
+# vm_mana_dev_eqsync NAME KVER KO: the EQ teardown race
+# (changes/mana/0005, upstream 02fed6d92bad): with the fault-injection
+# build KO, each EQ's interrupt handler holds its doorbell 50 ms after the
+# test event that wakes mana_gd_destroy_eq(), as a preempted vCPU would;
+# rmmod under load then destroys every EQ of both ports.  A teardown that
+# does not wait for the handler disables the EQ first, and the device
+# counts the late doorbell (model_guest_errors_zero).
+vm_mana_dev_eqsync() {
+	local name=$1 k=$2 ko=$3
+	shift 3
+	MANA_DEV_APPEND="bqlkit.eq_hold_ms=50" vm_mana_dev "$name" "$k" probe,ping,reload --module "$ko" "$@"
+}
+
 # vm_mana NAME KVER KO [SUITE]: boot Debian kernel KVER (from SUITE, default
 # this system's APT) under QEMU, insert the kit's mana.ko KO and then the
 # kernel's own mana_ib.ko where it has one (tests/vm/guest/mana.sh); one

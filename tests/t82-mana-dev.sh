@@ -29,6 +29,8 @@ check mana-dev-qemu-has-model bash -c "'$MANA_QEMU/qemu-system-x86_64' -device h
 # that call resets nothing (no PCIe capability; lost_drain_flr_noop counts
 # it): the run shows the driver's path around it, not a real function-level
 # reset.  Under -icount the wait costs no host time (vm_mana_dev_lost).
+fi_build=$BQLKIT_BUILD/fault-injection
+bases=${BQLKIT_BASES:-$BQLKIT_BUILD/bases}
 for k in $(test_kernels); do
 	series=$(series_of "$(kernel_version "$(kdir_for "$k")")")
 	t=mana-dev-$series
@@ -40,6 +42,17 @@ for k in $(test_kernels); do
 	MANA_DEV_APPEND="bqlkit.batching=1" vm_mana_dev "$t-kit-batched" "$k" "$MANA_DEV_BATCHED_PHASES" --module "$BQLKIT_BUILD/$k/mana.ko"
 	vm_mana_dev "$t-stock" "$k" "$MANA_DEV_STOCK_PHASES"
 	vm_mana_dev_lost "$t-lost" "$k" "$BQLKIT_BUILD/$k/mana.ko"
+	# The EQ teardown race (tests/lib.sh vm_mana_dev_eqsync): a
+	# fault-injection build, where the series carries the fix and its hook.
+	# (The bases imported under the suite's build/, as t77.)
+	if ! out=$(BQLKIT_FAULT_INJECTION=1 BQLKIT_BASES="$bases" \
+		BQLKIT_BUILD="$fi_build" "$BQLKIT_TOP/scripts/build.sh" "$k" mana 2>&1); then
+		fail "$t-eqsync-build" "$(tail -1 <<<"$out")"
+	elif modinfo -F parm "$fi_build/$k/mana.ko" | grep -q '^fault_eq_doorbell_hold_ms:'; then
+		vm_mana_dev_eqsync "$t-eqsync" "$k" "$fi_build/$k/mana.ko"
+	else
+		skip "$t-eqsync" "the $series series has no EQ doorbell hook: upstream waits for the handler there (02fed6d92bad, v6.8)"
+	fi
 done
 
 # Kernels built from a tree with mana (make vm-kernel with VM_CONFIG="-e

@@ -14,6 +14,11 @@ MAC_B=52:54:00:4d:41:02
 BATCH=$(knob batching 0)
 BATCH_PARAM=/sys/module/mana/parameters/tx_doorbell_batching
 batching_set() { [ "$BATCH" != 1 ] || echo 1 >"$BATCH_PARAM"; }
+# eq_hold_set: with bqlkit.eq_hold_ms=N, a test build's (fault-injection)
+# fault_eq_doorbell_hold_ms (changes/mana/0006; tests/t82 eqsync), set
+# after every insmod as batching_set is.
+EQ_HOLD=$(knob eq_hold_ms 0)
+eq_hold_set() { [ "$EQ_HOLD" = 0 ] || echo "$EQ_HOLD" >/sys/module/mana/parameters/fault_eq_doorbell_hold_ms; }
 
 # mana_ifaces: "ifname mac" of each interface bound to the mana driver.
 mana_ifaces() {
