@@ -234,7 +234,7 @@ vm_mana_dev() {
 	fi
 	# The model's complaints (mana-dev.sh runs QEMU with -d guest_errors),
 	# each kind once with its count and first arguments.
-	complaints=$(grep -ao 'mana: [^()]* (0x[0-9a-f]*, 0x[0-9a-f]*)' "$log" |
+	complaints=$({ grep -ao 'mana: [^()]* (0x[0-9a-f]*, 0x[0-9a-f]*)' "$log" || true; } |
 		awk '{ w = $0; sub(/ \(0x.*/, "", w); if (!(w in n)) { o[++k] = w; a[w] = $0 } n[w]++ }
 			END { for (i = 1; i <= k && i <= 4; i++) printf "%s%dx \"%s\"", (i > 1 ? ", " : ""), n[o[i]], a[o[i]] }')
 	vm_results "$name" "$log" model_guest_errors_zero "${complaints:+the model said: $complaints}"
