@@ -359,16 +359,29 @@ def markdown(results, params, command, wall):
              "checked; udp: a UDP flood of 1400-byte datagrams from several sockets), after 2 s of warm-up.  "
              "fq_codel under mq on both ports.  Stock = the kernel's own mana.ko (no BQL); kit = the kit's.  "
              "Medians over runs; noise floor = spread (max - min) / median of the stock runs of that metric.  "
-             "QEMU multi-threaded TCG: guest time is the host's, shared with whatever else the host runs.")
+             + ("QEMU under `-icount` (one TCG thread, guest time from the instruction count, the vCPUs "
+                "taking turns every `turn_us` of guest time; the device's wire and completions on that "
+                "time, `tx-sync=1`): the host's load does not reach the numbers."
+                if "mode=icount" in params else
+                "QEMU multi-threaded TCG: guest time is the host's, shared with whatever else the host runs."))
+    gso = re.search(r"gso_max=(\d+)", params)
+    gso = int(gso.group(1)) if gso else 0
     L.append("")
     L.append("What it shows: where the standing queue sits.  The stock driver keeps it in the SQ, where the "
              "probe waits behind it; with BQL it moves to fq_codel, which serves the probe's flow first.  "
-             "What it cannot show: hardware timing.  The kit's loaded latency here is bounded by the BQL limit "
-             "DQL settles at, i.e. by the wire rate times the TX completion latency, and under TCG that latency "
-             "(interrupt, NAPI, a guest whose 2 vCPUs the load keeps busy) is milliseconds, not the "
-             "microseconds of a real NIC; the stock queue is bounded by the SQ and TCP Small Queues.  So the "
-             "ratios depend on the wire rate and say nothing about 100 Gbit/s hardware: upstream's measurement "
-             "on Azure was TCP_RR p50 2554 -> 418 us (1 queue, 8 flows).")
+             "What it cannot show: hardware timing.  DQL settles at a limit of about two of the largest "
+             "packets in flight (it raises the limit whenever a completion finds that everything queued at "
+             "the previous completion has gone, i.e. the SQ may have run dry), and the kit's loaded latency "
+             "is that limit drained at the wire's rate.  On Azure two 64 KB TSO packets are microseconds of "
+             "wire; on this 20 Mbit/s wire they are 52 ms, as long as the stock's whole TSQ-bounded queue: "
+             "measured on 6.12 under -icount, one run each, the kit's limit was 127490 bytes at A's "
+             "gso_max_size 65536 (RR p50 stock/kit 1.4x), 27842 at 16384 (16.5x), 11914 at 8192 (5.4x: "
+             "the stock's queue shrinks too, two packets per TCP flow).  "
+             + (f"These runs hold A's gso_max_size at {gso} bytes (`BENCH_GSO_MAX`), stock and kit alike, so "
+                "that the largest packet is a few ms of wire. " if gso else
+                "These runs keep the kernel's gso_max_size (65536). ")
+             + "The ratios depend on the wire rate and packet sizes and say nothing about 100 Gbit/s hardware: "
+             "upstream's measurement on Azure was TCP_RR p50 2554 -> 418 us (1 queue, 8 flows).")
     L.append("")
     L.append("## Headline: one queue, TCP streams (q1-tcp)")
     L.append("")
@@ -388,10 +401,13 @@ def markdown(results, params, command, wall):
     L.append("")
     L.append("The kit's loaded latency is about the BQL limit drained at the wire's rate (fq_codel serves the "
              "probe's flow first), so a run whose DQL limit climbed waits longer (per-run column: the largest "
-             "limit seen).  DQL raises its limit when the SQ runs dry while the queue is stopped and lowers it "
-             "only after a second of slack; TCP Small Queues refill the SQ only from TX completions, which under "
-             "TCG wait for a busy vCPU, so with TCP streams some runs climb and some do not.  A UDP flood (no "
-             "TSQ) keeps the SQ fed: compare the udp cases below.")
+             "limit seen).  DQL raises its limit when a completion finds the SQ may have run dry while the queue "
+             "was stopped, and lowers it only after a second of slack.  "
+             + ("Under -icount the climb follows the largest packet (above), not the host's scheduling."
+                if "mode=icount" in params else
+                "TCP Small Queues refill the SQ only from TX completions, which under multi-threaded TCG wait "
+                "for a busy vCPU, so with TCP streams some runs climb and some do not.")
+             + "  A UDP flood (no TSQ) keeps the SQ fed: compare the udp cases below.")
     L.append("")
     L.extend(cost_markdown(results))
     L.append("## Every case")

@@ -40,7 +40,20 @@
 #   BENCH_FLOWS    TCP streams / UDP sockets of the load (8)
 #   BENCH_SECS     seconds of probes under load per case (8)
 #   BENCH_SMP      vCPUs (2)
-#   BENCH_LATENCY  1: the latency boots above (multi-threaded TCG); 0: none
+#   BENCH_MODE     the latency boots' emulation: icount (default: -icount
+#                  BENCH_ICOUNT, one TCG thread, guest time = instructions,
+#                  the device's wire and completions on that time, tx-sync=1;
+#                  the host's load does not reach the numbers) or mttcg
+#                  (multi-threaded TCG, guest time = the host's: the older
+#                  results)
+#   BENCH_TURN_US  icount: during the latency cases the TCG thread moves
+#                  to the next vCPU at least every N us of guest time (20,
+#                  the insncount plugin's turn_us; 0 = QEMU's own turns)
+#   BENCH_GSO_MAX  A's gso_max_size in the latency boots, both variants
+#                  (16384; 0: the kernel's, 65536).  DQL's limit settles at
+#                  about two of the largest packets (results/bench-mana.md),
+#                  and at 20 Mbit/s a 64 KB TSO packet is 26 ms of wire
+#   BENCH_LATENCY  1: the latency boots above (BENCH_MODE); 0: none
 #                  (the report keeps the latency numbers of the last run
 #                  that made them)
 #   BENCH_COST_COUNT  datagrams per cost flood (50000; 0 = no cost boots).
@@ -99,6 +112,9 @@ COST_QUEUES=${BENCH_COST_QUEUES:-1}
 COST_GSO=${BENCH_COST_GSO:-0}
 BATCHING=${BENCH_MANA_BATCHING:-0}
 ICOUNT=${BENCH_ICOUNT:-shift=2,sleep=off,align=off}
+MODE=${BENCH_MODE:-icount}
+TURN_US=${BENCH_TURN_US:-20}
+GSO_MAX=${BENCH_GSO_MAX:-16384}
 OUT=${BENCH_OUT:-$BQLKIT_TOP/results}
 VM=$BQLKIT_TOP/tests/vm
 TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
@@ -108,6 +124,9 @@ TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
 [[ $FLOWS =~ ^[1-9][0-9]*$ && $FLOWS -le 64 ]] || die "BENCH_FLOWS must be a number of TCP streams from 1 to 64, not '$FLOWS'"
 [[ $SECS =~ ^[0-9]+$ && $SECS -ge 4 ]] || die "BENCH_SECS must be a number >= 4, not '$SECS'"
 [[ $SMP =~ ^[1-9][0-9]*$ && $SMP -le 16 ]] || die "BENCH_SMP must be a number of vCPUs from 1 to 16, not '$SMP'"
+[[ $MODE =~ ^(icount|mttcg)$ ]] || die "BENCH_MODE must be icount or mttcg, not '$MODE'"
+[[ $TURN_US =~ ^[0-9]+$ && $TURN_US -le 1000000 ]] || die "BENCH_TURN_US must be microseconds from 0 (QEMU's own turns) to 1000000, not '$TURN_US'"
+[[ $GSO_MAX =~ ^[0-9]+$ && ($GSO_MAX = 0 || ($GSO_MAX -ge 1500 && $GSO_MAX -le 65536)) ]] || die "BENCH_GSO_MAX must be 0 (the kernel's) or bytes from 1500 to 65536, not '$GSO_MAX'"
 [[ $LATENCY =~ ^[01]$ ]] || die "BENCH_LATENCY must be 1 (latency boots) or 0 (none), not '$LATENCY'"
 [[ $COST =~ ^[0-9]+$ && $COST -le 10000000 ]] || die "BENCH_COST_COUNT must be a number of datagrams from 0 (no cost boots) to 10000000, not '$COST'"
 [[ $COST_REPS =~ ^[1-9][0-9]*$ && $COST_REPS -le 20 ]] || die "BENCH_COST_REPS must be a number of floods from 1 to 20, not '$COST_REPS'"
@@ -125,7 +144,8 @@ for v in QUEUES COST_QUEUES; do
 		[ "$q" -le "$SMP" ] || die "BENCH_$v: $q queues need BENCH_SMP=$q or more vCPUs (mana makes one queue per CPU)"
 	done
 done
-PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS latency=$LATENCY cost_count=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_queues=$COST_QUEUES cost_gso=$COST_GSO batching=$BATCHING icount=$ICOUNT"
+PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS latency=$LATENCY cost_count=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_queues=$COST_QUEUES cost_gso=$COST_GSO batching=$BATCHING icount=$ICOUNT mode=$MODE gso_max=$GSO_MAX"
+[ "$MODE" != icount ] || PARAMS+=" turn_us=$TURN_US"
 
 start=$SECONDS
 if [ -z "${BENCH_KERNELS:-}" ]; then
@@ -165,7 +185,17 @@ trap 'rm -rf "$tmpd"' EXIT
 nq=$(tr ',' '\n' <<<"$QUEUES" | wc -l)
 nl=$(tr ',' '\n' <<<"$LOADS" | wc -l)
 tmo=$((300 + nq * (4 + nl * (SECS + 2 + 5)) * 8))
-append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows=$FLOWS bqlkit.secs=$SECS bqlkit.batching=$BATCHING"
+append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows=$FLOWS bqlkit.secs=$SECS bqlkit.batching=$BATCHING bqlkit.gso_max=$GSO_MAX"
+# The latency boots' emulation (BENCH_MODE); under -icount the plugin
+# only sets the vCPU turns (its counts are not used).
+latargs=()
+if [ "$MODE" = icount ]; then
+	latargs=(--icount "$ICOUNT" --vf-props tx-sync=1)
+	if [ "$TURN_US" -gt 0 ]; then
+		latargs+=(--plugin "insncount,out=$tmpd/turns.insn,turn_us=$TURN_US")
+		append+=" bqlkit.turns=short"
+	fi
+fi
 # Cost boots: boot and setup, per queue count and flood a port reset, the
 # flood and the device's counters; a bound for a loaded host (one TCG
 # thread runs both vCPUs, ~2-6 us of host time per guest datagram here).
@@ -230,7 +260,7 @@ for k in "${kernels[@]}"; do
 		for v in $(bench_order "$r"); do
 			mod=()
 			[ "$v" = stock ] || mod=(--module "$ko")
-			[ "$LATENCY" = 0 ] || boot '' "$OUT/bench-mana-$k-$v-$r.log" --append "$append" --timeout "$tmo"
+			[ "$LATENCY" = 0 ] || boot '' "$OUT/bench-mana-$k-$v-$r.log" --append "$append" --timeout "$tmo" "${latargs[@]}"
 			[ "$COST" = 0 ] || boot ' (cost, icount)' "$OUT/bench-mana-$k-cost-$v-$r.log" --append "$cappend" \
 				--timeout "$ctmo" --icount "$ICOUNT" --vf-props tx-sync=1 \
 				--plugin "insncount,out=$OUT/bench-mana-$k-cost-$v-$r.insn"

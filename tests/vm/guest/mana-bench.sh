@@ -69,12 +69,18 @@ if [ "$BATCH" = 1 ] && [ "$KIT" = 1 ]; then
 	check batching_on "tx_doorbell_batching=1" batching_set
 fi
 
+GSO_MAX=$(knob gso_max 0)
 emit "mana module version=$(cat /sys/module/mana/version 2>/dev/null || echo none) kit=$KIT srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"
-emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP latency=$LATENCY cost=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_gso=$COST_GSO batching=$BATCH cpus=$(grep -c ^processor /proc/cpuinfo)"
+emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP latency=$LATENCY cost=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_gso=$COST_GSO batching=$BATCH gso_max=$GSO_MAX cpus=$(grep -c ^processor /proc/cpuinfo)"
 check probe_two_ports "two emulated VFs probed into two mana netdevs" [ "$(mana_ifaces | wc -l)" -eq 2 ]
 if ! mana_setup; then
 	result setup FAIL "could not move/address the mana ports"
 	exit 1
+fi
+# bqlkit.gso_max=N: A's largest GSO/TSO packet (ip link gso_max_size),
+# both variants alike; 0 = the kernel's (65536).
+if [ "$GSO_MAX" != 0 ]; then
+	check gso_max "A's gso_max_size set to $GSO_MAX" in_ns A ip link set dev maA gso_max_size "$GSO_MAX"
 fi
 
 # Kernel text patched under load (lib.sh poke_probe): counted per case.
@@ -258,6 +264,13 @@ if [ "$COST" -gt 0 ]; then
 fi
 [ "$LATENCY" = 1 ] || QUEUES=
 
+# Latency boots under -icount (lab/bench-mana.sh BENCH_MODE=icount): the
+# one TCG thread moves between the vCPUs every bqlkit.turn_us of guest
+# time (the insncount plugin's short turns), not every ~1 ms a busy vCPU
+# keeps it, which a probe would otherwise wait out.
+if [ -n "$QUEUES" ] && [ "$(knob turns qemu)" = short ]; then
+	vm_mark turns.short short-turns
+fi
 for q in $QUEUES; do
 	set_queues "$q" || continue
 	mctl A maA set rate_mbps "$RATE"
