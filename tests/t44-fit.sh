@@ -310,6 +310,14 @@ patched() {
 	done
 	rules_facts "$1" "$tmp/p-$1" "$tmp/facts-$1"
 	for r in $(rules_all "$1"); do
+		# A kit-only test hook's rule, where the series has no hook
+		# (mana's EQ doorbell hook goes only with the EQ teardown fix,
+		# 5.15 to 6.6): nothing establishes it here.
+		if grep -Eq "^bqlkit-[A-Za-z0-9-]*test-hook[A-Za-z0-9-]* (.* )?$r( |$)" "$BQLKIT_TOP/patches/$1/claims" &&
+			! grep -q 'test-hook' "$BQLKIT_TOP/patches/$1/6.18/series"; then
+			skip "rules-$1-patched-$r" "the 6.18 series carries no test hook that establishes it"
+			continue
+		fi
 		check "rules-$1-patched-$r" rules_eval "$1" "$tmp/facts-$1" "$r"
 	done
 }
