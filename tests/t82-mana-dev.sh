@@ -22,13 +22,6 @@ mana_dev_qemu || exit 0
 pass mana-dev-qemu-built
 check mana-dev-qemu-has-model bash -c "'$MANA_QEMU/qemu-system-x86_64' -device help 2>&1 | grep -q '\"mana-vf\"'"
 
-# Lost TX completions (mana-dev.sh's lost phase): no base before 7.x has a
-# TX timeout for mana, so the queue BQL stopped stays stopped until a port
-# reset (ip link down/up), whose drain waits 120 s for the lost completions
-# and then calls pcie_flr() (6.12: 131.6 s of guest time).  On the model
-# that call resets nothing (no PCIe capability; lost_drain_flr_noop counts
-# it): the run shows the driver's path around it, not a real function-level
-# reset.  Under -icount the wait costs no host time (vm_mana_dev_lost).
 # The EQ teardown race (tests/lib.sh vm_mana_dev_eqsync): eqsync T K
 # BUILD runs it with the fault-injection build BUILD K makes, where the
 # kit's series carries the fix and its hook.  fi_kit_build: an installed
@@ -51,6 +44,14 @@ eqsync() {
 		skip "$t-eqsync" "the kit's series for $k has no EQ doorbell hook: upstream waits for the handler there (02fed6d92bad, v6.8)"
 	fi
 }
+
+# Lost TX completions (mana-dev.sh's lost phase): no base before 7.x has a
+# TX timeout for mana, so the queue BQL stopped stays stopped until a port
+# reset (ip link down/up), whose drain waits 120 s for the lost completions
+# and then calls pcie_flr() (6.12: 131.6 s of guest time).  On the model
+# that call resets nothing (no PCIe capability; lost_drain_flr_noop counts
+# it): the run shows the driver's path around it, not a real function-level
+# reset.  Under -icount the wait costs no host time (vm_mana_dev_lost).
 for k in $(test_kernels); do
 	series=$(series_of "$(kernel_version "$(kdir_for "$k")")")
 	t=mana-dev-$series
