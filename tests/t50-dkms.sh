@@ -240,7 +240,6 @@ k612=$(test_kernels | sed -n 2p)
 check dkms-install-main-command make -C "$BQLKIT_TOP" install
 kdef=$(IFS=$'\t' read -r k _ < <("$BQLKIT_TOP/scripts/pick-kernel.sh"); echo "$k")
 check dkms-install-modinfo-names-kit bash -c "modinfo -k '$kdef' -n veth | grep -q '/updates/dkms/veth.ko'"
-check dkms-install-twice make -C "$BQLKIT_TOP" install
 check dkms-install-6.12 make -C "$BQLKIT_TOP" install KVER="$k612"
 check dkms-install-6.12-modinfo bash -c "modinfo -k '$k612' -n veth | grep -q '/updates/dkms/veth.ko'"
 check dkms-status-installed bash -c "dkms status bqlkit/$ver | grep -c ': installed' | grep -qx 2"
