@@ -123,13 +123,8 @@ if want bql; then
 	# and lowers it only on completions that find slack, so the flood's
 	# first burst may fill the SQ before the limit falls.  The checks
 	# hold the SECS seconds that follow, sampled every 2 ms; SQ-full
-	# stops before them are counted apart (sq_full_stops_start).  (A CI
-	# run counted 3 SQ-full stops over the whole flood while the sampled
-	# window never saw more than 30 KB in flight, about 21 WQEs, where
-	# the SQ's 8 KB hold 256 of these 32-byte WQEs (the bql-stop-removed
-	# mutant had 186 in flight, 268 KB, without an SQ-full stop) and a
-	# full one takes ~140 ms of wire to drain: they came from the
-	# unsampled first second or the tail before udp_stop.)
+	# stops before them are counted apart (sq_full_stops_start; adb6cf8
+	# says why the window matters).
 	sleep 1
 	s1=$(stop_queues A maA)
 	# shellcheck disable=SC2046 # numbers, split into "$@" on purpose (dash has no arrays)
