@@ -23,11 +23,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../lab/qemu/hw/net/mana_debug.h"
 
 #define PCI_DIR "/sys/bus/pci/devices"
+#define USAGE "usage: manactl DEV dump | get NAME | set NAME VALUE | ring TYPE ID PAGE; manactl list"
 
 static int cfg_fd = -1;
 static int cap;
@@ -210,6 +213,49 @@ static void dump(void)
 	}
 }
 
+/*
+ * A doorbell write through BAR0 (sysfs resource0): the doorbell pages
+ * start at the u64 register 0x08, each the u32 at 0x10 long; SQ +0x000,
+ * RQ +0x400, CQ +0x800, EQ +0xff8 in a page (the GDMA layout).
+ */
+static void ring(const char *dev, const char *type, unsigned long id,
+		 unsigned long page)
+{
+	static const struct { const char *name; uint32_t off, idbits; int arm; } t[] = {
+		{ "sq", 0x000, 24, 0 }, { "rq", 0x400, 24, 0 },
+		{ "cq", 0x800, 24, 1 }, { "eq", 0xff8, 16, 1 },
+	};
+	char p[PATH_MAX + 64];
+	volatile uint8_t *bar;
+	uint64_t base, size, val;
+	struct stat st;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(t[i].name, type))
+			break;
+	if (i == sizeof(t) / sizeof(t[0]))
+		die("ring: TYPE is sq, rq, cq or eq");
+	if (id >> t[i].idbits)
+		die("ring: ID too large for that queue type");
+	snprintf(p, sizeof(p), PCI_DIR "/%s/resource0", resolve(dev));
+	fd = open(p, O_RDWR | O_SYNC);
+	if (fd < 0 || fstat(fd, &st))
+		die("cannot open the device's BAR0 (root?)");
+	bar = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (bar == MAP_FAILED)
+		die("cannot map the device's BAR0");
+	base = *(volatile uint64_t *)(bar + 0x08);
+	size = *(volatile uint32_t *)(bar + 0x10);
+	if (!size || base + (page + 1) * size > (uint64_t)st.st_size)
+		die("ring: PAGE is beyond BAR0's doorbell pages");
+	val = id | (uint64_t)t[i].arm << 63;
+	*(volatile uint64_t *)(bar + base + page * size + t[i].off) = val;
+	munmap((void *)bar, st.st_size);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	const struct name *n;
@@ -219,7 +265,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 3)
-		die("usage: manactl DEV dump | get NAME | set NAME VALUE; manactl list");
+		die(USAGE);
 	open_port(argv[1]);
 	if (!strcmp(argv[2], "dump") && argc == 3) {
 		dump();
@@ -233,8 +279,11 @@ int main(int argc, char **argv)
 		if (!n || !n->knob)
 			die("not a knob (rate_mbps, tx_cqe_delay_us, drop_tx_cqes)");
 		port_set(n->index, strtoul(argv[4], NULL, 0));
+	} else if (!strcmp(argv[2], "ring") && argc == 6) {
+		ring(argv[1], argv[3], strtoul(argv[4], NULL, 0),
+		     strtoul(argv[5], NULL, 0));
 	} else {
-		die("usage: manactl DEV dump | get NAME | set NAME VALUE; manactl list");
+		die(USAGE);
 	}
 	return 0;
 }

@@ -342,6 +342,33 @@ static bool mana_db_page_ok(ManaState *s, unsigned page, int kind,
     return false;
 }
 
+/*
+ * A doorbell for a queue the device does not have is the driver's error,
+ * with one exception that every upstream kernel makes at unload, not a
+ * bug the model can blame on it: mana_hwc_destroy_channel() destroys the
+ * hardware channel through the SMC before it frees the channel's queues
+ * and their interrupt.  The handler of the last response completes the
+ * waiting request (mana_hwc_handle_resp()), then re-arms the CQ
+ * (mana_hwc_comp_event()) and last the EQ (mana_gd_process_eq_events());
+ * 5.15 also posts the RQ WQE again after the completion.  If the waiter,
+ * on another CPU, reaches the SMC request first, those doorbells (id 0,
+ * the channel's doorbell page) are for queues gone.  What hardware
+ * does with them is not documented; the model ignores and counts them
+ * (hwc_late_doorbells) until the channel is set up again.  Not the SQ:
+ * a request sent after the teardown is a driver error.
+ */
+static void mana_db_missing(ManaState *s, unsigned page, int kind,
+                            uint32_t id, uint64_t val, const char *what)
+{
+    if (s->hwc_destroyed && kind != MANA_Q_SQ && id == 0 &&
+        page == MANA_HWC_DB_ID) {
+        s->cnt.hwc_late_doorbells++;
+        trace_mana_db_hwc_late(kind, val);
+        return;
+    }
+    mana_guest_error(s, what, id, val);
+}
+
 static void mana_db_eq(ManaState *s, unsigned page, uint64_t val)
 {
     uint32_t id = val & 0xffff;
@@ -352,7 +379,8 @@ static void mana_db_eq(ManaState *s, unsigned page, uint64_t val)
     s->cnt.eq_doorbells++;
     s->cnt.eq_arms += arm;
     if (id >= MANA_MAX_EQ || !s->eq[id].live) {
-        mana_guest_error(s, "EQ doorbell for a missing EQ", id, val);
+        mana_db_missing(s, page, MANA_Q_EQ, id, val,
+                        "EQ doorbell for a missing EQ");
         return;
     }
     if (!mana_db_page_ok(s, page, MANA_Q_EQ, id, val)) {
@@ -371,7 +399,8 @@ static void mana_db_cq(ManaState *s, unsigned page, uint64_t val)
     s->cnt.cq_doorbells++;
     s->cnt.cq_arms += arm;
     if (id >= MANA_MAX_CQ || !s->cq[id].live) {
-        mana_guest_error(s, "CQ doorbell for a missing CQ", id, val);
+        mana_db_missing(s, page, MANA_Q_CQ, id, val,
+                        "CQ doorbell for a missing CQ");
         return;
     }
     if (!mana_db_page_ok(s, page, MANA_Q_CQ, id, val)) {
@@ -396,8 +425,9 @@ static void mana_db_wq(ManaState *s, unsigned page, bool is_sq, uint64_t val)
         s->cnt.rq_doorbells++;
     }
     if (id >= MANA_MAX_WQ || !(is_sq ? s->sq : s->rq)[id].live) {
-        mana_guest_error(s, is_sq ? "SQ doorbell for a missing SQ" :
-                         "RQ doorbell for a missing RQ", id, val);
+        mana_db_missing(s, page, is_sq ? MANA_Q_SQ : MANA_Q_RQ, id, val,
+                        is_sq ? "SQ doorbell for a missing SQ" :
+                        "RQ doorbell for a missing RQ");
         return;
     }
     q = &(is_sq ? s->sq : s->rq)[id];

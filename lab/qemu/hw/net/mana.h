@@ -125,6 +125,7 @@ struct ManaState {
 
     /* hardware channel: a request waits here until the RQ has a WQE */
     bool hwc_up;
+    bool hwc_destroyed;         /* by the SMC, not set up again since */
     QEMUBH *hwc_bh;
     uint8_t *hwc_resp;
     uint32_t hwc_resp_len;

@@ -48,6 +48,8 @@
  * segments, rate-limited wire only); tx_cqe_latency_us_max: the longest
  * time from a TX WQE starting on the wire to its CQE (both device-lifetime
  * maxima, in microseconds of virtual time).
+ * hwc_late_doorbells: doorbells of the hardware channel's RQ, CQ or EQ
+ * after the SMC destroyed the channel (mana.c mana_db_missing()).
  */
 #define MANA_DBG_COUNTERS(X) \
     X(0x100, sq_doorbells) \
@@ -83,7 +85,8 @@
     X(0x11f, db_wrong_page) \
     X(0x120, tx_wqe_wire_us_max) \
     X(0x121, tx_cqe_latency_us_max) \
-    X(0x122, rx_discards_no_wqe)
+    X(0x122, rx_discards_no_wqe) \
+    X(0x123, hwc_late_doorbells)
 
 /*
  * Per-queue counters: index MANA_DBG_QUEUE(type, id, field), kept per

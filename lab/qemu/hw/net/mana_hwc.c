@@ -701,6 +701,7 @@ void mana_hwc_kick(void *opaque)
 void mana_hwc_reset(ManaState *s)
 {
     s->hwc_up = false;
+    s->hwc_destroyed = false;
     s->hwc_resp_pending = false;
     s->hwc_post_action = MANA_POST_NONE;
 }
@@ -790,6 +791,7 @@ void mana_smc_write(ManaState *s, unsigned dword, uint32_t val)
     case MANA_SMC_DESTROY_HWC:
         mana_reset_queues(s);
         mana_hwc_reset(s);
+        s->hwc_destroyed = true;
         break;
     default:
         mana_guest_error(s, "SMC: unknown request", val, 0);
