@@ -124,11 +124,13 @@ done
 [ ${#mutants[@]} -gt 0 ] || [ -n "$report" ] || die "no $ext to run for $kver (series $series${flavour:+, $flavour})${1:+ named $*}"
 
 # reference DRIVER FLAVOUR: the kit's module built for kver by
-# scripts/build.sh into $work/ref-FLAVOUR (once); prints its Kbuild dir.
+# scripts/build.sh into $work/ref-FLAVOUR (again when the driver's series
+# or the compat layer changed since); prints its Kbuild dir.
 reference() {
 	local d=$work/ref-$2 fi='' bases=${BQLKIT_BASES:-$BQLKIT_BUILD/bases}
 	[ "$2" = fault-injection ] && fi=1
-	if [ ! -f "$d/$kver/$1/Kbuild" ] || [ ! -f "$d/$kver/$1.build-info" ]; then
+	if [ ! -f "$d/$kver/$1/Kbuild" ] || [ ! -f "$d/$kver/$1.build-info" ] ||
+		[ -n "$(find "$BQLKIT_TOP/patches/$1" "$BQLKIT_TOP/compat" -newer "$d/$kver/$1.build-info" -print -quit)" ]; then
 		BQLKIT_BUILD=$d BQLKIT_BASES=$bases BQLKIT_FAULT_INJECTION=$fi kit_build "$kver" "$1" >"$d.log" 2>&1 ||
 			die "the kit's $1 does not build for $kver ($2; log: $d.log)"
 	fi
@@ -236,9 +238,13 @@ runner_mana_eqsync() {
 	mana_qemu || return 0
 	BQLKIT_BUILD=$2 vm_mana_dev_eqsync "mana-dev-$series-eqsync" "$kver" "$1" 2>"$2/runner.log"
 }
+runner_mana_batchcut() {
+	mana_qemu || return 0
+	BQLKIT_BUILD=$2 vm_mana_dev_batchcut "mana-dev-$series-batchcut" "$kver" "$1" 2>"$2/runner.log"
+}
 # Which test file each runner stands for.
 declare -A test_of=([smoke]=t60 [mq]=t60 [xoff]=t76 [faults]=t70 [txtimeout]=t75 [napi_race]=t77
-	[mana_kit]=t82 [mana_batched]=t82 [mana_lost]=t82 [mana_eqsync]=t82)
+	[mana_kit]=t82 [mana_batched]=t82 [mana_lost]=t82 [mana_eqsync]=t82 [mana_batchcut]=t82)
 
 # control_dir FILE: where the kit's own run of the mutant's scenario is.
 control_dir() {

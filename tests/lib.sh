@@ -269,6 +269,20 @@ vm_mana_dev_eqsync() {
 	MANA_DEV_APPEND="bqlkit.eq_hold_ms=50" vm_mana_dev "$name" "$k" probe,ping,reload --module "$ko" "$@"
 }
 
+# vm_mana_dev_batchcut NAME KVER KO: a batch cut short by the port going
+# down (changes/mana/0004: mana_detach() rings what the batch left before
+# the drain).  With the fault-injection build KO, each WQE left without a
+# doorbell holds its batch 1 ms (changes/mana/0007, as a preempted vCPU
+# would), so the channel changes under the GSO flood take ports down in
+# the middle of batches.  A teardown that does not ring those WQEs waits
+# in the drain: 120 s (channels_each_quick), or for good on 5.15.
+vm_mana_dev_batchcut() {
+	local name=$1 k=$2 ko=$3
+	shift 3
+	MANA_DEV_APPEND="bqlkit.batching=1 bqlkit.xmit_hold_us=1000" vm_mana_dev "$name" "$k" probe,ping,channels \
+		--module "$ko" --timeout 400 "$@"
+}
+
 # vm_mana NAME KVER KO [SUITE]: boot Debian kernel KVER (from SUITE, default
 # this system's APT) under QEMU, insert the kit's mana.ko KO and then the
 # kernel's own mana_ib.ko where it has one (tests/vm/guest/mana.sh); one

@@ -22,11 +22,13 @@ mana_dev_qemu || exit 0
 pass mana-dev-qemu-built
 check mana-dev-qemu-has-model bash -c "'$MANA_QEMU/qemu-system-x86_64' -device help 2>&1 | grep -q '\"mana-vf\"'"
 
-# The EQ teardown race (tests/lib.sh vm_mana_dev_eqsync): eqsync T K
-# BUILD runs it with the fault-injection build BUILD K makes, where the
-# kit's series carries the fix and its hook.  fi_kit_build: an installed
-# kernel's (the bases imported under the suite's build/, as t77);
-# fi_tree_build: a tree kernel's (lab/lib.sh tree_build).
+# The fault-injection runs (tests/lib.sh): fi_runs T K BUILD builds the
+# kit's mana with its test hooks (BUILD K: fi_kit_build for an installed
+# kernel, from the bases imported under the suite's build/, as t77;
+# fi_tree_build for a tree kernel, lab/lib.sh tree_build) and runs, where
+# the series carries the hook, the EQ teardown race (eqsync,
+# vm_mana_dev_eqsync) and the batch cut short by a port going down
+# (batchcut, vm_mana_dev_batchcut).
 fi_build=$BQLKIT_BUILD/fault-injection
 bases=${BQLKIT_BASES:-$BQLKIT_BUILD/bases}
 fi_kit_build() {
@@ -34,14 +36,22 @@ fi_kit_build() {
 		"$BQLKIT_TOP/scripts/build.sh" "$1" mana
 }
 fi_tree_build() { (export BQLKIT_FAULT_INJECTION=1 BQLKIT_BUILD=$fi_build && tree_build "$1" mana); }
-eqsync() {
-	local t=$1 k=$2 out
+fi_runs() {
+	local t=$1 k=$2 out parms
 	if ! out=$("$3" "$k" 2>&1); then
-		fail "$t-eqsync-build" "$(tail -1 <<<"$out")"
-	elif modinfo -F parm "$fi_build/$k/mana.ko" | grep -q '^fault_eq_doorbell_hold_ms:'; then
+		fail "$t-fault-injection-build" "$(tail -1 <<<"$out")"
+		return 0
+	fi
+	parms=$(modinfo -F parm "$fi_build/$k/mana.ko")
+	if grep -q '^fault_eq_doorbell_hold_ms:' <<<"$parms"; then
 		vm_mana_dev_eqsync "$t-eqsync" "$k" "$fi_build/$k/mana.ko"
 	else
 		skip "$t-eqsync" "the kit's series for $k has no EQ doorbell hook: upstream waits for the handler there (02fed6d92bad, v6.8)"
+	fi
+	if grep -q '^fault_xmit_more_hold_us:' <<<"$parms"; then
+		vm_mana_dev_batchcut "$t-batchcut" "$k" "$fi_build/$k/mana.ko"
+	else
+		skip "$t-batchcut" "the kit's mana for $k has no SQ doorbell batching (its series does not carry it)"
 	fi
 }
 
@@ -63,7 +73,7 @@ for k in $(test_kernels); do
 	MANA_DEV_APPEND="bqlkit.batching=1" vm_mana_dev "$t-kit-batched" "$k" "$MANA_DEV_BATCHED_PHASES" --module "$BQLKIT_BUILD/$k/mana.ko"
 	vm_mana_dev "$t-stock" "$k" "$MANA_DEV_STOCK_PHASES"
 	vm_mana_dev_lost "$t-lost" "$k" "$BQLKIT_BUILD/$k/mana.ko"
-	eqsync "$t" "$k" fi_kit_build
+	fi_runs "$t" "$k" fi_kit_build
 done
 
 # Kernels built from a tree with mana (make vm-kernel with VM_CONFIG="-e
@@ -105,7 +115,7 @@ for mark in "$BQLKIT_CACHE"/kernels/*/.bqlkit-tree-kernel; do
 		skip "$t-kit-batched" "the kit's mana for $k has no SQ doorbell batching (no tx_doorbell_batching parameter: its series does not carry it)"
 	fi
 	MANA_DEV_APPEND="bqlkit.expect_rx_db=$rxdb" vm_mana_dev "$t-stock" "$k" "$MANA_DEV_STOCK_PHASES"
-	eqsync "$t" "$k" fi_tree_build
+	fi_runs "$t" "$k" fi_tree_build
 done
 [ "$ntree" -gt 0 ] ||
 	skip mana-dev-trees "not in CI: no kernel with mana built from a 5.15/6.6 tree (make vm-kernel TREE=... OUT=... VM_CONFIG=\"-e HYPERV -e PCI_HYPERV -m MICROSOFT_MANA -m DUMMY\")"

@@ -15,7 +15,9 @@
 # segments the stack sends as xmit_more batches: a batch cut short by the
 # port going down must not leave WQEs that the teardown's drain waits for),
 # bqlkit.eq_hold_ms (a fault-injection build's EQ doorbell hold after a
-# test event: the EQ teardown race of changes/mana/0005).
+# test event: the EQ teardown race of changes/mana/0005),
+# bqlkit.xmit_hold_us (its hold of a batch after each WQE left without a
+# doorbell: the batch cut short by a port going down, changes/mana/0004).
 . /bqlkit/lib.sh
 # shellcheck source=mana-lib.sh
 . /bqlkit/mana-lib.sh
@@ -56,6 +58,9 @@ if [ "$BATCH" = 1 ]; then
 fi
 if [ "$EQ_HOLD" != 0 ]; then
 	check eq_hold_on "fault_eq_doorbell_hold_ms=$EQ_HOLD (a test build's EQ doorbell hold)" eq_hold_set
+fi
+if [ "$XMIT_HOLD" != 0 ]; then
+	check xmit_hold_on "fault_xmit_more_hold_us=$XMIT_HOLD (a test build's batch hold)" xmit_hold_set
 fi
 
 # load_start SECS / load_stop: the load the port operations below run
@@ -447,6 +452,7 @@ if want reload; then
 		insmod /lib/modules/bqlkit/mana.ko || ok=0
 		batching_set || ok=0
 		eq_hold_set || ok=0
+		xmit_hold_set || ok=0
 		sleep 1
 		mana_setup || ok=0
 		if [ "$(module_status mana_ib)" = ok ]; then insmod /lib/modules/bqlkit/mana_ib.ko || ok=0; fi

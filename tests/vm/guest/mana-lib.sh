@@ -19,6 +19,12 @@ batching_set() { [ "$BATCH" != 1 ] || echo 1 >"$BATCH_PARAM"; }
 # after every insmod as batching_set is.
 EQ_HOLD=$(knob eq_hold_ms 0)
 eq_hold_set() { [ "$EQ_HOLD" = 0 ] || echo "$EQ_HOLD" >/sys/module/mana/parameters/fault_eq_doorbell_hold_ms; }
+# xmit_hold_set: with bqlkit.xmit_hold_us=N, a test build's
+# fault_xmit_more_hold_us (changes/mana/0007; tests/t82 batchcut): each
+# WQE left without a doorbell holds its batch N us, so a port going down
+# cuts batches short.  Set after every insmod as batching_set is.
+XMIT_HOLD=$(knob xmit_hold_us 0)
+xmit_hold_set() { [ "$XMIT_HOLD" = 0 ] || echo "$XMIT_HOLD" >/sys/module/mana/parameters/fault_xmit_more_hold_us; }
 
 # mana_ifaces: "ifname mac" of each interface bound to the mana driver.
 mana_ifaces() {
