@@ -59,6 +59,12 @@ pair_gone() {
 	return 1
 }
 
+# tx_timeouts: the TX watchdog's timeouts over vethA's tx queues (each
+# queue's tx_timeout, counted by the core).  The kit's watchdog repairs a
+# queue whose charges nothing will complete: a leak a fault left then
+# reads as inflight 0 a few seconds later, so inflight-zero wants none.
+tx_timeouts() { in_ns A sh -c 'cat /sys/class/net/vethA/queues/tx-*/tx_timeout' | awk '{ n += $1 } END { print n + 0 }'; }
+
 # begin: fresh 4-queue pair, slowed receiver, flood running, BQL charged.
 # Receiver and sender on their own vCPUs (split_flood): with the receive
 # path in the sender's softirq no queue formed, and nothing was charged
@@ -86,6 +92,7 @@ begin() {
 		bql_watch "$F-charged" 0.3 '' "$_q"
 	done
 	_c=$(bql_max "$F-charged" inflight)
+	TIMEOUTS0=$(tx_timeouts)
 	check "fault-$F-charged" "max inflight over tx queues before the fault=$_c (sender cpu ${FLOOD_SEND_CPU:-any})" [ "$_c" -gt 0 ]
 }
 
@@ -106,7 +113,9 @@ finish() {
 	if [ "${1:-}" != fresh ]; then
 		_r=FAIL
 		wait_inflight_zero "$F-after" && _r=PASS
-		result "fault-$F-inflight-zero" $_r "max inflight over tx queues=$INFLIGHT"
+		_to=$(($(tx_timeouts) - TIMEOUTS0))
+		[ "$_to" = 0 ] || _r=FAIL
+		result "fault-$F-inflight-zero" $_r "max inflight over tx queues=$INFLIGHT, TX watchdog timeouts since the fault began=$_to"
 		_r=FAIL
 		wait_backlog_zero "$F-after" 20 && _r=PASS
 		result "fault-$F-backlog-zero" $_r "qdisc backlog=$BACKLOG pkts"
@@ -161,6 +170,17 @@ fault_channels() {
 		sleep 0.5
 		ok_or_note in_ns A ethtool -L vethA tx 1 rx 4
 		ok_or_note in_ns A ethtool -L vethA tx 4 rx 4
+	done
+	# The receiver's rings going away with entries in them.  Above, B's
+	# rx shrinks only while every flow sits on A's tx-0 (so on B's rx-0,
+	# which stays): rings 1-3 are empty then, and a teardown that
+	# completed nothing passed on 6.12 (results/mutants-6.12.md).  Here a
+	# new sender spreads its flows over A's 4 tx queues first.
+	for _r in 1 2 3; do
+		new_sender
+		sleep 0.5
+		ok_or_note in_ns B ethtool -L vethB tx 4 rx 1
+		ok_or_note in_ns B ethtool -L vethB tx 4 rx 4
 	done
 	_cur=$(in_ns A ls /sys/class/net/vethA/queues | grep -c '^tx-')
 	[ "$_cur" = 4 ] || OPS_FAILED="${OPS_FAILED:+$OPS_FAILED; }vethA has $_cur tx queues, not 4"
