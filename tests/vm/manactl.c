@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../../lab/qemu/hw/net/mana_debug.h"
+#include "../../lab/qemu/hw/net/mana_gdma.h"
 
 #define PCI_DIR "/sys/bus/pci/devices"
 #define USAGE "usage: manactl DEV dump | get NAME | set NAME VALUE | ring TYPE ID PAGE; manactl list"
@@ -214,16 +215,17 @@ static void dump(void)
 }
 
 /*
- * A doorbell write through BAR0 (sysfs resource0): the doorbell pages
- * start at the u64 register 0x08, each the u32 at 0x10 long; SQ +0x000,
- * RQ +0x400, CQ +0x800, EQ +0xff8 in a page (the GDMA layout).
+ * A doorbell write through BAR0 (sysfs resource0), at the GDMA layout's
+ * offsets the model decodes (mana_gdma.h): the doorbell pages start at
+ * the u64 register MANA_REG_DB_PAGE_OFFSET, each MANA_REG_DB_PAGE_SIZE's
+ * u32 long.
  */
 static void ring(const char *dev, const char *type, unsigned long id,
 		 unsigned long page)
 {
 	static const struct { const char *name; uint32_t off, idbits; int arm; } t[] = {
-		{ "sq", 0x000, 24, 0 }, { "rq", 0x400, 24, 0 },
-		{ "cq", 0x800, 24, 1 }, { "eq", 0xff8, 16, 1 },
+		{ "sq", MANA_DB_SQ, 24, 0 }, { "rq", MANA_DB_RQ, 24, 0 },
+		{ "cq", MANA_DB_CQ, 24, 1 }, { "eq", MANA_DB_EQ, 16, 1 },
 	};
 	char p[PATH_MAX + 64];
 	volatile uint8_t *bar;
@@ -246,8 +248,8 @@ static void ring(const char *dev, const char *type, unsigned long id,
 	bar = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (bar == MAP_FAILED)
 		die("cannot map the device's BAR0");
-	base = *(volatile uint64_t *)(bar + 0x08);
-	size = *(volatile uint32_t *)(bar + 0x10);
+	base = *(volatile uint64_t *)(bar + MANA_REG_DB_PAGE_OFFSET);
+	size = *(volatile uint32_t *)(bar + MANA_REG_DB_PAGE_SIZE);
 	if (!size || base + (page + 1) * size > (uint64_t)st.st_size)
 		die("ring: PAGE is beyond BAR0's doorbell pages");
 	val = id | (uint64_t)t[i].arm << 63;

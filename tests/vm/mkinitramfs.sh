@@ -56,10 +56,12 @@ mkdir -p "$bindir"
 root=$(mktemp -d "$BQLKIT_VM_BUILD/initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 
-# build_tool NAME: the static guest tool tests/vm/NAME.c, rebuilt when newer.
+# build_tool NAME: the static guest tool tests/vm/NAME.c, rebuilt when it
+# or a model header it may include (manactl: mana_debug.h, mana_gdma.h) is
+# newer.
 build_tool() {
-	local bin=$bindir/$1 src=$VM_DIR/$1.c
-	if [[ ! -x $bin || $src -nt $bin || $VM_DIR/../../lab/qemu/hw/net/mana_debug.h -nt $bin ]]; then
+	local bin=$bindir/$1 src=$VM_DIR/$1.c hdr=$VM_DIR/../../lab/qemu/hw/net
+	if [[ ! -x $bin || $src -nt $bin || $hdr/mana_debug.h -nt $bin || $hdr/mana_gdma.h -nt $bin ]]; then
 		"$cc" -O2 -Wall -static -o "$bin.$$" "$src" || die "cannot build $1"
 		mv "$bin.$$" "$bin"
 	fi
