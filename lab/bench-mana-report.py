@@ -312,10 +312,17 @@ def kernel_report(out, k, runs_requested, params, command, wall):
 def finish(jpath, r, cost):
     """Add the cost part (top level: cost_ratio, noise_floor.cost_ratio,
     doorbells_per_pkt of its headline case) and write the json."""
+    # Every bench json (veth's too) carries the four ratios and a noise floor
+    # for each at top level: null where this run measured no such thing.
+    hc = cost["cases"].get(cost.get("headline_case") or "", {}) if cost else {}
+    r["cost_ratio"] = hc.get("cost_ratio")
+    nf = {key: None for key in ("cost_ratio", "p50_ratio", "p99_ratio", "pps_ratio")}
+    nf.update(r.get("noise_floor") or {})
+    nf["cost_ratio"] = (hc.get("noise_floor") or {}).get("cost_ratio")
+    r["noise_floor"] = nf
+    for key in ("p50_ratio", "p99_ratio", "pps_ratio"):
+        r.setdefault(key, None)
     if cost:
-        hc = cost["cases"].get(cost.get("headline_case") or "", {})
-        r["cost_ratio"] = hc.get("cost_ratio")
-        r["noise_floor"] = dict(r.get("noise_floor") or {}, cost_ratio=(hc.get("noise_floor") or {}).get("cost_ratio"))
         r["doorbells_per_pkt"] = {v: hc.get(v, {}).get("median", {}).get("doorbells_per_pkt") for v in VARIANTS}
         r["cost"] = cost
     with open(jpath, "w") as f:

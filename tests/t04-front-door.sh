@@ -100,3 +100,19 @@ if [ "$rc" -eq 0 ]; then
 else
 	fail readme-links-lead-somewhere "$(paste -sd';' <<<"$out")"
 fi
+
+# Every bench summary in results/ (veth's and mana's) keeps the four ratios
+# and a noise floor for each at top level (null where that run measured no
+# such thing), so one reader serves every kernel and driver.
+missing=$(cd "$BQLKIT_TOP" && python3 - <<'EOF2'
+import glob, json
+want = ("cost_ratio", "p50_ratio", "p99_ratio", "pps_ratio")
+for f in sorted(glob.glob("results/**/bench*.json", recursive=True)):
+    d = json.load(open(f))
+    nf = d.get("noise_floor") if isinstance(d.get("noise_floor"), dict) else {}
+    gone = [k for k in want if k not in d] + [f"noise_floor.{k}" for k in want if k not in nf]
+    if gone:
+        print(f"{f}: {' '.join(gone)}")
+EOF2
+)
+none bench-json-top-level-keys "bench summaries without the top-level keys" "$(paste -sd';' <<<"$missing")"
