@@ -56,6 +56,11 @@ stock insn/pkt (medians over runs).  Noise floor of a metric: the spread
 (max - min) / mean of the identical stock floods (the stock boot runs the
 flood once per kit tx-usecs setting), as a fraction; for kit_p50_vs_idle,
 the spread of the idle probe's p50 over every run, stock and kit.
+Service bound (slowed floods): the slowed receiver takes one packet per
+service time = 1 / the kit's sink pps; a probe behind DQL's limit (two
+packets at the kit's default) and the packet in service waits about three
+of them.  kit_p50_service_times = (kit loaded p50 - kit idle p50) /
+service time (target <= 3), beside the old kit_p50_vs_idle (<= 3).
 """
 import argparse
 import json
@@ -73,14 +78,17 @@ VARIANTS = ("stock", "kit")
 TARGETS = {
     "p50_ratio": 20.0,      # stock p50 / kit p50 >= 20
     "p99_ratio": 10.0,      # stock p99 / kit p99 >= 10
-    "p50_vs_idle": 3.0,     # kit loaded p50 / kit idle p50 <= 3
+    "p50_vs_idle": 3.0,     # kit loaded p50 / kit idle p50 <= 3 (the old target)
+    "p50_service": 3.0,     # (kit loaded p50 - kit idle p50) / service time <= 3
     "pps_ratio": 0.99,      # kit sink pps / stock sink pps >= 0.99
     "cost_ratio": 1.01,     # kit insn/pkt / stock insn/pkt <= 1.01
 }
-LE_TARGETS = ("p50_vs_idle", "cost_ratio")
+LE_TARGETS = ("p50_vs_idle", "p50_service", "cost_ratio")
+# The scenario key each target reads.
+TARGET_KEY = {"p50_vs_idle": "kit_p50_vs_idle", "p50_service": "kit_p50_service_times"}
 # Which targets apply to which kind of scenario: the unslowed receiver is
 # about throughput and cost only.
-KIND_TARGETS = {"slowed": ("p50_ratio", "p99_ratio", "p50_vs_idle"),
+KIND_TARGETS = {"slowed": ("p50_ratio", "p99_ratio", "p50_vs_idle", "p50_service"),
                 "unslowed": ("pps_ratio",),
                 "cost": ("cost_ratio", "pps_ratio"),
                 "split": ("cost_ratio",)}
@@ -372,6 +380,30 @@ def kpps(v):
     return "–" if v is None else f"{v / 1000:.1f}K"
 
 
+def met(x, t, ge=True):
+    """Whether x meets target t (x >= t, or x <= t with ge=False); None
+    where there is no x."""
+    return None if x is None else (x >= t if ge else x <= t)
+
+
+def service_bound(sc):
+    """Issue 36 §5's latency target for a slowed scenario (sc: its summary,
+    as bench-<kver>.json keeps it): the slowed receiver serves one packet per
+    1 / sink pps (the kit's median); the kit's loaded p50 over its idle p50,
+    in such service times.  Sets kit_service_ms, kit_p50_service_bound_ms
+    (idle p50 + 3 service times) and kit_p50_service_times."""
+    probe = sc.get("latency_probe") or "ping"
+    pps = sc["kit"]["median"].get("sink_pps")
+    idle = sc["kit"].get("pooled_idle", {}).get(probe, {}).get("p50_ms")
+    loaded = sc["kit"].get("pooled", {}).get(probe, {}).get("p50_ms")
+    svc = 1000.0 / pps if pps else None
+    sc["kit_service_ms"] = svc
+    sc["kit_p50_service_bound_ms"] = None if svc is None or idle is None else idle + 3 * svc
+    sc["kit_p50_service_times"] = (None if svc is None or idle is None or loaded is None
+                                   else (loaded - idle) / svc)
+    return sc
+
+
 def kernel_report(out, kver, meta):
     runs = {v: [] for v in VARIANTS}
     pat = re.compile(r"^bench-" + re.escape(kver) + r"-(stock|kit)-(\d+)\.log$")
@@ -424,9 +456,6 @@ def kernel_report(out, kver, meta):
 
     def ratio(a, b):
         return a / b if a is not None and b else None
-
-    def met(x, t, ge=True):
-        return None if x is None else (x >= t if ge else x <= t)
 
     def spread(xs):
         """(max - min) / mean of identical floods, as a fraction."""
@@ -495,12 +524,13 @@ def kernel_report(out, kver, meta):
             idle_key = {"tsprobe": "idle_owd_p50_ms", "ping": "idle_p50_ms"}[probe]
             sc["kit_p50_vs_idle_noise"] = spread([m.get(idle_key) for v in VARIANTS
                                                   for m in per[v]["per_run"]])
+            service_bound(sc)
             sc["kit_bql_limit_end"] = k_.get("bql_limit_end")
             sc["kit_bql_limit_end_per_run"] = [m["bql_limit_end"] for m in per["kit"]["per_run"]]
         kit_pps = [m["sink_pps"] for m in per["kit"]["per_run"]]
         stock_pps = [m["sink_pps"] for m in per["stock"]["per_run"]]
         sc["kit_sink_pps_below_stock_in_every_run"] = bool(kit_pps and stock_pps and max(kit_pps) < min(stock_pps))
-        sc["targets_met"] = {t: met(sc.get("kit_p50_vs_idle" if t == "p50_vs_idle" else t), TARGETS[t], ge=t not in LE_TARGETS)
+        sc["targets_met"] = {t: met(sc.get(TARGET_KEY.get(t, t)), TARGETS[t], ge=t not in LE_TARGETS)
                              for t in KIND_TARGETS[sc["kind"]]}
         result["scenarios"][sid] = sc
         pay, tx = str(sc["payload"]), sc["tx_usecs"]
@@ -552,6 +582,8 @@ def kernel_report(out, kver, meta):
     head["p50_ratio"] = ls and ls["p50_ratio"]
     head["p99_ratio"] = ls and ls["p99_ratio"]
     head["kit_p50_vs_idle"] = ls and ls["kit_p50_vs_idle"]
+    head["kit_p50_service_times"] = ls and ls.get("kit_p50_service_times")
+    head["kit_service_ms"] = ls and ls.get("kit_service_ms")
     head["latency_probe"] = ls and ls["latency_probe"]
     nc = rep.get("cost-64B", {})
     nl = rep.get(f"slowed-64B", {})
@@ -563,8 +595,9 @@ def kernel_report(out, kver, meta):
                            "pps_ratio": met(head["pps_ratio"], TARGETS["pps_ratio"]),
                            "p50_ratio": met(head["p50_ratio"], TARGETS["p50_ratio"]),
                            "p99_ratio": met(head["p99_ratio"], TARGETS["p99_ratio"]),
-                           "p50_vs_idle": met(head["kit_p50_vs_idle"], TARGETS["p50_vs_idle"], ge=False)}
-    for k in ("cost_ratio", "pps_ratio", "p50_ratio", "p99_ratio", "kit_p50_vs_idle", "noise_floor"):
+                           "p50_vs_idle": met(head["kit_p50_vs_idle"], TARGETS["p50_vs_idle"], ge=False),
+                           "p50_service": met(head["kit_p50_service_times"], TARGETS["p50_service"], ge=False)}
+    for k in ("cost_ratio", "pps_ratio", "p50_ratio", "p99_ratio", "kit_p50_vs_idle", "kit_p50_service_times", "noise_floor"):
         result[k] = head[k]
     result["headline"] = head
     # The keys of the old layout: "<payload>" = slowed at the main tx-usecs.
@@ -678,14 +711,15 @@ def markdown(results, meta):
     L.append("")
     L.append("## Targets at the kit's defaults (noise floor beside each)")
     L.append("")
-    L.append("| kernel | insn/pkt kit/stock (≤ 1.01) | sink pps kit/stock (≥ 0.99) | loaded p50 stock/kit (≥ 20×) | loaded p99 stock/kit (≥ 10×) | kit loaded p50 / idle (≤ 3×) | latency from |")
-    L.append("|---|---|---|---|---|---|---|")
+    L.append("| kernel | insn/pkt kit/stock (≤ 1.01) | sink pps kit/stock (≥ 0.99) | loaded p50 stock/kit (≥ 20×) | loaded p99 stock/kit (≥ 10×) | kit loaded p50 − idle, service times (≤ 3) | kit loaded p50 / idle (old target, ≤ 3×) | latency from |")
+    L.append("|---|---|---|---|---|---|---|---|")
     for r in results:
         h, n, t = r["headline"], r["headline"]["noise_floor"], r["headline"]["targets_met"]
         L.append(f"| {r['kernel']} | {fmt(h['cost_ratio'], 3)} {yn(t['cost_ratio'])} (noise {pctf(n['cost_ratio'])}) | "
                  f"{fmt(h['pps_ratio'], 3)} {yn(t['pps_ratio'])} (noise {pctf(n['pps_ratio'])}) | "
                  f"{fmt(h['p50_ratio'], 1)}× {yn(t['p50_ratio'])} (noise {pctf(n['p50_ratio'])}) | "
                  f"{fmt(h['p99_ratio'], 1)}× {yn(t['p99_ratio'])} (noise {pctf(n['p99_ratio'])}) | "
+                 f"{fmt(h.get('kit_p50_service_times'), 2)} {yn(t.get('p50_service'))} (service {fmt(h.get('kit_service_ms'), 3)} ms) | "
                  f"{fmt(h['kit_p50_vs_idle'], 2)}× {yn(t['p50_vs_idle'])} (idle noise {pctf(n.get('kit_p50_vs_idle'))}) | "
                  f"{h['latency_probe'] or '–'} "
                  f"({h['scenarios']['cost_ratio'] or '–'}, {h['scenarios']['p50_ratio'] or '–'}) |")
@@ -722,8 +756,8 @@ def markdown(results, meta):
                  "idle noise = spread of the idle one-way (ping: RTT) p50 of every run, stock and kit (the idle "
                  "pair has no queue, so the kit charges nothing there): the noise of loaded / idle's denominator.")
         L.append("")
-        L.append("| kernel | payload | kit tx-usecs | stock owd p50 / p99 ms | kit owd p50 / p99 ms | kit qdisc / ring p50 ms | p50 stock/kit (≥ 20×) | p99 stock/kit (≥ 10×) | kit loaded p50 / idle (≤ 3×) | ping stock / kit p50, p99 ms | ping p50, p99 stock/kit | sink pps kit/stock | kit DQL limit at flood end (median; per run) |")
-        L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        L.append("| kernel | payload | kit tx-usecs | stock owd p50 / p99 ms | kit owd p50 / p99 ms | kit qdisc / ring p50 ms | p50 stock/kit (≥ 20×) | p99 stock/kit (≥ 10×) | kit loaded p50 − idle, service times (≤ 3) | kit loaded p50 / idle (old, ≤ 3×) | ping stock / kit p50, p99 ms | ping p50, p99 stock/kit | sink pps kit/stock | kit DQL limit at flood end (median; per run) |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r, i, sc in slowed:
             ps, pk = sc["stock"]["pooled"], sc["kit"]["pooled"]
             nf = r["stock_identical_floods_spread"].get(f"slowed-{sc['payload']}B", {})
@@ -734,6 +768,7 @@ def markdown(results, meta):
                      f"{fmt(pk['tsprobe_qdisc']['p50_ms'])} / {fmt(pk['tsprobe_ring']['p50_ms'])} | "
                      f"{fmt(sc['p50_ratio'], 1)}× {yn(t['p50_ratio'])} (noise {pctf(nf.get(pr + '_p50'))}) | "
                      f"{fmt(sc['p99_ratio'], 1)}× {yn(t['p99_ratio'])} (noise {pctf(nf.get(pr + '_p99'))}) | "
+                     f"{fmt(sc.get('kit_p50_service_times'), 2)} {yn(t.get('p50_service'))} (service {fmt(sc.get('kit_service_ms'), 3)} ms) | "
                      f"{fmt(sc['kit_p50_vs_idle'], 2)}× {yn(t['p50_vs_idle'])} (idle noise {pctf(sc.get('kit_p50_vs_idle_noise'))}) | "
                      f"{fmt(ps['ping']['p50_ms'])} / {fmt(pk['ping']['p50_ms'])}, {fmt(ps['ping']['p99_ms'])} / {fmt(pk['ping']['p99_ms'])} | "
                      f"{fmt(sc['ping_p50_ratio'], 1)}× (noise {pctf(nf.get('ping_p50'))}), {fmt(sc['ping_p99_ratio'], 1)}× (noise {pctf(nf.get('ping_p99'))}) | "
@@ -901,6 +936,41 @@ def plot(out, results):
     return rc == 0
 
 
+def annotate(out, kernels):
+    """Add the service bound (service_bound()) to summaries written before
+    it existed (their logs gone): every slowed scenario and the headline of
+    <out>/bench-<k>.json, rewritten in place; a table per kernel on stdout."""
+    print("| kernel | summary | slowed flood | kit sink pps | service ms | kit idle / loaded p50 ms "
+          "| bound: idle + 3 service ms | loaded − idle, service times (≤ 3) | old: loaded / idle (≤ 3×) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for k in kernels:
+        path = os.path.join(out, f"bench-{k}.json")
+        with open(path) as f:
+            r = json.load(f)
+        for sid, sc in r["scenarios"].items():
+            if sc.get("kind") != "slowed":
+                continue
+            service_bound(sc)
+            sc.setdefault("targets_met", {})["p50_service"] = met(sc["kit_p50_service_times"], TARGETS["p50_service"], ge=False)
+            if "alias_of" in sc:
+                continue
+            probe = sc.get("latency_probe") or "ping"
+            print(f"| {k} | {os.path.basename(path)} | {sid} | {fmt(sc['kit']['median'].get('sink_pps'), 0)} | "
+                  f"{fmt(sc['kit_service_ms'], 3)} | {fmt(sc['kit']['pooled_idle'][probe]['p50_ms'], 3)} / "
+                  f"{fmt(sc['kit']['pooled'][probe]['p50_ms'], 3)} | {fmt(sc['kit_p50_service_bound_ms'], 3)} | "
+                  f"{fmt(sc['kit_p50_service_times'], 2)} {yn(sc['targets_met']['p50_service'])} | "
+                  f"{fmt(sc.get('kit_p50_vs_idle'), 2)}× {yn(sc['targets_met'].get('p50_vs_idle'))} |")
+        head = r.get("headline", {})
+        ls = r["scenarios"].get((head.get("scenarios") or {}).get("p50_ratio") or "", {})
+        head["kit_p50_service_times"] = ls.get("kit_p50_service_times")
+        head["kit_service_ms"] = ls.get("kit_service_ms")
+        head.setdefault("targets_met", {})["p50_service"] = met(head["kit_p50_service_times"], TARGETS["p50_service"], ge=False)
+        r["kit_p50_service_times"] = head["kit_p50_service_times"]
+        with open(path, "w") as f:
+            json.dump(r, f, indent=1)
+            f.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -908,8 +978,13 @@ def main():
     ap.add_argument("--wall", type=int, default=-1)
     ap.add_argument("--command", default="make bench")
     ap.add_argument("--params", default="")
+    ap.add_argument("--annotate", action="store_true",
+                    help="only add the service bound to existing bench-<k>.json summaries")
     ap.add_argument("kernels", nargs="+")
     a = ap.parse_args()
+    if a.annotate:
+        annotate(a.out, a.kernels)
+        return
     meta = {"generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "command": a.command, "wall": a.wall, "runs": a.runs, "params": a.params}
     if a.wall < 0:  # report only: keep what the run that made the logs said

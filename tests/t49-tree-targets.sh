@@ -142,6 +142,10 @@ for key in ("cost_ratio", "pps_ratio", "p50_ratio", "p99_ratio", "kit_p50_vs_idl
         sys.exit(f"{path}: top-level {key} {d.get(key)}")
     if key not in d.get("noise_floor", {}):
         sys.exit(f"{path}: noise_floor has no {key}: {d.get('noise_floor')}")
+# The latency target against the slowed receiver's service time (a
+# number: loaded minus idle may be anything in one boot).
+if not isinstance(d.get("kit_p50_service_times"), (int, float)):
+    sys.exit(f"{path}: top-level kit_p50_service_times {d.get('kit_p50_service_times')}")
 EOF
 	fi
 else
