@@ -18,6 +18,7 @@ Skipped matrix cells (driver not enabled, absent in that release) make no
 claim and are left out.
 """
 import argparse
+import glob
 import difflib
 import json
 import os
@@ -93,6 +94,38 @@ def fit_verdicts(top):
     return out
 
 
+def edited_files(top, drv):
+    """The files some series of DRV changes (their '+++ b/' paths; a mana
+    header in either layout), and the files its semantic patches edit."""
+    out = set()
+    for path in glob.glob(os.path.join(top, "patches", drv, "*", "*.patch")):
+        with open(path) as f:
+            for line in f:
+                if line.startswith("+++ b/"):
+                    out.add(line[6:].split()[0])
+    for path in glob.glob(os.path.join(top, "patches", drv, "semantic", "*.cocci")):
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"// bqlkit-semantic:.* file=(\S+)", line)
+                if m:
+                    out.add(m.group(1))
+    return out
+
+
+def lacks(top, kid, files):
+    """The files of FILES a corpus kernel does not hold (a header in either
+    of mana's layouts counts), by base name."""
+    root = os.path.join(top, "tests/fixtures/kernels", kid)
+    missing = []
+    for f in sorted(files):
+        alt = {f}
+        if f.startswith("include/net/mana/"):
+            alt.add("drivers/net/ethernet/microsoft/mana/" + os.path.basename(f))
+        if not any(os.path.exists(os.path.join(root, a)) for a in alt):
+            missing.append(os.path.basename(f))
+    return missing
+
+
 def version_key(kid):
     """Corpus kernels in release order: armbian-6.6.20 before armbian-6.6.150."""
     m = re.search(r"(\d+(?:\.\d+)+)$", kid)
@@ -142,6 +175,7 @@ def main():
                 row(drv, xy)["failed"].append(f"{r['kernel']} **{cell['status']}**")
     listed = set()
     nfit = 0
+    edited = {}
     for kid, drv, verdict, series in sorted(verdicts, key=lambda v: version_key(v[0])):
         if kid not in kernels:
             raise SystemExit(f"support-table.py: error: {kid} has a fit verdict but is not in the corpus MANIFEST")
@@ -149,7 +183,12 @@ def main():
         xy = kernels[kid]
         words, ok = VERDICTS[verdict]
         nfit += ok
-        row(drv, xy)["fit"].append(f"{kid} {words}" + ("" if series == xy else f" ({series} series)"))
+        # A corpus kernel of driver files only may lack some the series
+        # change: its verdict is on the files it has, and says so.
+        gone = [] if os.path.exists(os.path.join(top, "tests/fixtures/kernels", kid, "Makefile")) else \
+            lacks(top, kid, edited.setdefault(drv, edited_files(top, drv)))
+        row(drv, xy)["fit"].append(f"{kid} {words}" + ("" if series == xy else f" ({series} series)")
+                                   + (f" (lacks {', '.join(gone)})" if gone else ""))
     missing = sorted(set(kernels) - listed)
     if missing:
         raise SystemExit(f"support-table.py: error: no fit verdict for corpus kernel(s) {' '.join(missing)} "
