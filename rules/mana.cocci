@@ -36,6 +36,8 @@
 //   rx_ring_count     number of doorbell calls in the RX poll function
 //   rx_post_rings     mana_post_pkt_rxq() rings the doorbell (bad)
 //   rq_wqe_cnt_zero   mana_gd_wq_ring_doorbell() passes 0 as the WQE count
+//   start_xmit_type   the return type of mana_start_xmit() (netdev_tx_t since
+//                     upstream 0c9ef08a4d0f, v6.2; int before)
 
 @initialize:python@
 @@
@@ -516,3 +518,15 @@ mana_gd_ring_doorbell@p(gc, db, ty, id, tail, 0);
 p << rq_wqe_cnt_zero.p;
 @@
 fact("rq_wqe_cnt_zero", "mana_gd_wq_ring_doorbell:%s" % p[0].line)
+
+// ---- ndo_start_xmit's return type ----
+@start_xmit_type@
+type T;
+identifier s, n;
+@@
+T mana_start_xmit(struct sk_buff *s, struct net_device *n) { ... }
+
+@script:python@
+t << start_xmit_type.T;
+@@
+fact("start_xmit_type", t)

@@ -158,6 +158,28 @@ has fit-xdp515-drivers-series "reference series 5.15-xdp" "$fitout"
 check fit-xdp515-drivers-header grep -q '^+++ b/drivers/net/ethernet/microsoft/mana/mana.h$' "$tmp/o-xdp515-drivers.changes/0001-net-mana-add-BQL-support.patch"
 check fit-xdp515-drivers-decl grep -q '^netdev_tx_t mana_xdp_start_xmit(struct sk_buff \*skb, struct net_device \*ndev);$' "$tmp/o-xdp515-drivers/drivers/net/ethernet/microsoft/mana/mana.h"
 check fit-xdp515-drivers-no-include test ! -e "$tmp/o-xdp515-drivers/include"
+# Oracle UEK7's own mana_en.c and mana.h (corpus uek7-5.15.0-mana: the two
+# files the index holds at one commit, headers beside the .c files), its
+# mana_bpf.c (tests/fixtures/semantic) and stable-5.15.167's other files:
+# mana_start_xmit() returns int there (before upstream 0c9ef08a4d0f), on
+# which the BQL change's first hunk and its mana.h hunk conflicted; the
+# required change goes in first and the series fits.
+mkdir -p "$tmp/uek7/drivers/net/ethernet/microsoft"
+cp -a "$corpus/stable-5.15.167/drivers/net/ethernet/microsoft/mana" "$tmp/uek7/drivers/net/ethernet/microsoft/"
+cp -a "$corpus/uek7-5.15.0-mana/." "$tmp/uek7/"
+cp "$sem/oracle-uek7.c" "$tmp/uek7/drivers/net/ethernet/microsoft/mana/mana_bpf.c"
+check fit-uek7-int-before grep -q '^int mana_start_xmit(struct sk_buff \*skb, struct net_device \*ndev)$' "$tmp/uek7/drivers/net/ethernet/microsoft/mana/mana_en.c"
+fitv uek7-mana mana "$tmp/uek7" adapted BQLKIT_SRCVER=5.15.0
+has fit-uek7-series "reference series 5.15-xdp" "$fitout"
+has fit-uek7-return-type-applied "required/0001-net-mana-Fix-return-type-of-mana_start_xmit  applied" "$fitout"
+check fit-uek7-netdev-tx-after grep -q '^static netdev_tx_t __mana_start_xmit(struct sk_buff \*skb,$' "$tmp/o-uek7-mana/drivers/net/ethernet/microsoft/mana/mana_en.c"
+# Vanilla 6.1.y stable has int there too: the required change goes in and
+# the BQL change after it; the opt-in SQ doorbell batching (0002) still
+# conflicts with that mana_start_xmit()'s declarations (refused, named).
+fitv vanilla-61-mana mana "$corpus/armbian-6.1.166" nofit
+has fit-vanilla-61-return-type-applied "required/0001-net-mana-Fix-return-type-of-mana_start_xmit  applied" "$fitout"
+has fit-vanilla-61-bql-in "0001-net-mana-add-BQL-support  *adapted" "$fitout"
+has fit-vanilla-61-batching-named "0002-net-mana-ring-the-SQ-doorbell-once-per-xmit_more-batch does not fit" "$fitout"
 # Context the series' hunk does not know (a vendor's line before the call):
 # the hunk no longer applies (-F0), the semantic patch still does its part.
 sed -i 's/^\trc = mana_start_xmit(skb, ndev);$/\t\/\* vendor: sent on the SQ \*\/\n&/' "$tmp/x515i/drivers/net/ethernet/microsoft/mana/mana_bpf.c"
