@@ -53,6 +53,14 @@
 #                  (16384; 0: the kernel's, 65536).  DQL's limit settles at
 #                  about two of the largest packets (results/bench-mana.md),
 #                  and at 20 Mbit/s a 64 KB TSO packet is 26 ms of wire
+#   BENCH_MIN_TSO_SEGS  A's net.ipv4.tcp_min_tso_segs in the latency boots,
+#                  both variants (12; 0: the kernel's, 2).  TCP sizes its
+#                  TSO packets from its pacing rate (tcp_tso_autosize()):
+#                  at this wire's 20 Mbit/s a stream's packets depend on
+#                  its history, and the stock queue's depth with them (the
+#                  bimodal stock p50 of docs/mana.md); 12 makes every one
+#                  the largest that BENCH_GSO_MAX=16384 allows (11 MSS), as
+#                  a fast NIC's pacing rate does
 #   BENCH_LATENCY  1: the latency boots above (BENCH_MODE); 0: none
 #                  (the report keeps the latency numbers of the last run
 #                  that made them)
@@ -115,6 +123,7 @@ ICOUNT=${BENCH_ICOUNT:-shift=2,sleep=off,align=off}
 MODE=${BENCH_MODE:-icount}
 TURN_US=${BENCH_TURN_US:-20}
 GSO_MAX=${BENCH_GSO_MAX:-16384}
+MIN_TSO=${BENCH_MIN_TSO_SEGS:-12}
 OUT=${BENCH_OUT:-$BQLKIT_TOP/results}
 VM=$BQLKIT_TOP/tests/vm
 TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
@@ -127,6 +136,7 @@ TEST_KERNELS_FILE=${TEST_KERNELS_FILE:-$BQLKIT_BUILD/test-kernels}
 [[ $MODE =~ ^(icount|mttcg)$ ]] || die "BENCH_MODE must be icount or mttcg, not '$MODE'"
 [[ $TURN_US =~ ^[0-9]+$ && $TURN_US -le 1000000 ]] || die "BENCH_TURN_US must be microseconds from 0 (QEMU's own turns) to 1000000, not '$TURN_US'"
 [[ $GSO_MAX =~ ^[0-9]+$ && ($GSO_MAX = 0 || ($GSO_MAX -ge 1500 && $GSO_MAX -le 65536)) ]] || die "BENCH_GSO_MAX must be 0 (the kernel's) or bytes from 1500 to 65536, not '$GSO_MAX'"
+[[ $MIN_TSO =~ ^[0-9]+$ && $MIN_TSO -le 64 ]] || die "BENCH_MIN_TSO_SEGS must be 0 (the kernel's) or segments from 1 to 64, not '$MIN_TSO'"
 [[ $LATENCY =~ ^[01]$ ]] || die "BENCH_LATENCY must be 1 (latency boots) or 0 (none), not '$LATENCY'"
 [[ $COST =~ ^[0-9]+$ && $COST -le 10000000 ]] || die "BENCH_COST_COUNT must be a number of datagrams from 0 (no cost boots) to 10000000, not '$COST'"
 [[ $COST_REPS =~ ^[1-9][0-9]*$ && $COST_REPS -le 20 ]] || die "BENCH_COST_REPS must be a number of floods from 1 to 20, not '$COST_REPS'"
@@ -144,7 +154,7 @@ for v in QUEUES COST_QUEUES; do
 		[ "$q" -le "$SMP" ] || die "BENCH_$v: $q queues need BENCH_SMP=$q or more vCPUs (mana makes one queue per CPU)"
 	done
 done
-PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS latency=$LATENCY cost_count=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_queues=$COST_QUEUES cost_gso=$COST_GSO batching=$BATCHING icount=$ICOUNT mode=$MODE gso_max=$GSO_MAX"
+PARAMS="rate_mbps=$RATE queues=$QUEUES loads=$LOADS flows=$FLOWS secs=$SECS smp=$SMP runs=$RUNS latency=$LATENCY cost_count=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_queues=$COST_QUEUES cost_gso=$COST_GSO batching=$BATCHING icount=$ICOUNT mode=$MODE gso_max=$GSO_MAX min_tso_segs=$MIN_TSO"
 [ "$MODE" != icount ] || PARAMS+=" turn_us=$TURN_US"
 
 start=$SECONDS
@@ -185,7 +195,7 @@ trap 'rm -rf "$tmpd"' EXIT
 nq=$(tr ',' '\n' <<<"$QUEUES" | wc -l)
 nl=$(tr ',' '\n' <<<"$LOADS" | wc -l)
 tmo=$((300 + nq * (4 + nl * (SECS + 2 + 5)) * 8))
-append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows=$FLOWS bqlkit.secs=$SECS bqlkit.batching=$BATCHING bqlkit.gso_max=$GSO_MAX"
+append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows=$FLOWS bqlkit.secs=$SECS bqlkit.batching=$BATCHING bqlkit.gso_max=$GSO_MAX bqlkit.min_tso_segs=$MIN_TSO"
 # The latency boots' emulation (BENCH_MODE); under -icount the plugin
 # only sets the vCPU turns (its counts are not used).
 latargs=()

@@ -70,8 +70,9 @@ if [ "$BATCH" = 1 ] && [ "$KIT" = 1 ]; then
 fi
 
 GSO_MAX=$(knob gso_max 0)
+MIN_TSO=$(knob min_tso_segs 0)
 emit "mana module version=$(cat /sys/module/mana/version 2>/dev/null || echo none) kit=$KIT srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"
-emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP latency=$LATENCY cost=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_gso=$COST_GSO batching=$BATCH gso_max=$GSO_MAX cpus=$(grep -c ^processor /proc/cpuinfo)"
+emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP latency=$LATENCY cost=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_gso=$COST_GSO batching=$BATCH gso_max=$GSO_MAX min_tso_segs=$MIN_TSO cpus=$(grep -c ^processor /proc/cpuinfo)"
 check probe_two_ports "two emulated VFs probed into two mana netdevs" [ "$(mana_ifaces | wc -l)" -eq 2 ]
 if ! mana_setup; then
 	result setup FAIL "could not move/address the mana ports"
@@ -81,6 +82,11 @@ fi
 # both variants alike; 0 = the kernel's (65536).
 if [ "$GSO_MAX" != 0 ]; then
 	check gso_max "A's gso_max_size set to $GSO_MAX" in_ns A ip link set dev maA gso_max_size "$GSO_MAX"
+fi
+# bqlkit.min_tso_segs=N: A's smallest TSO packet in MSS (per netns); TCP
+# otherwise sizes them from its pacing rate, i.e. from its history.
+if [ "$MIN_TSO" != 0 ]; then
+	check min_tso_segs "A's tcp_min_tso_segs set to $MIN_TSO" in_ns A sh -c "echo $MIN_TSO >/proc/sys/net/ipv4/tcp_min_tso_segs"
 fi
 
 # Kernel text patched under load (lib.sh poke_probe): counted per case.
