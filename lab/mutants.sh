@@ -181,6 +181,7 @@ build_mutant() {
 # mutant's module KO; result lines (PASS/FAIL/SKIP NAME) on stdout.
 runner_smoke() { vm_smoke "vm-$series" "$kver" "$1" "$2/vm.log" ${APPEND:+--append "$APPEND"}; } # t60
 runner_mq() { vm_smoke "vm-$series-mq" "$kver" "$1" "$2/vm.log" --scenario mq --xdp xdp_pass; } # t60
+runner_napiyield() { vm_smoke "vm-$series-napiyield" "$kver" "$1" "$2/vm.log" --scenario napiyield --icount shift=2,sleep=off,align=off; } # t60
 runner_xoff() { vm_xoff "vm-$series" "$kver" "$1" "$2/vm.log"; }               # t76
 runner_faults() {                                                              # t70
 	local faults=qdisc-swap,channels,xdp,link-flap-sender,link-flap-receiver,pair-delete,netns-delete,module-reload
@@ -243,7 +244,7 @@ runner_mana_batchcut() {
 	BQLKIT_BUILD=$2 vm_mana_dev_batchcut "mana-dev-$series-batchcut" "$kver" "$1" 2>"$2/runner.log"
 }
 # Which test file each runner stands for.
-declare -A test_of=([smoke]=t60 [mq]=t60 [xoff]=t76 [faults]=t70 [txtimeout]=t75 [napi_race]=t77
+declare -A test_of=([smoke]=t60 [mq]=t60 [napiyield]=t60 [xoff]=t76 [faults]=t70 [txtimeout]=t75 [napi_race]=t77
 	[mana_kit]=t82 [mana_batched]=t82 [mana_lost]=t82 [mana_eqsync]=t82 [mana_batchcut]=t82)
 
 # control_dir FILE: where the kit's own run of the mutant's scenario is.

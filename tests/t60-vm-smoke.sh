@@ -63,6 +63,10 @@ for k in $(test_kernels); do
 	# 1, 2 and 4 queues; NAPI for GRO alone, for XDP, threaded: each
 	# txq's charges completed on that txq (guest/mq.sh).
 	vm_smoke "vm-$series-mq" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-mq-$k.log" --scenario mq --xdp xdp_pass
+	# Threaded NAPI yields its CPU under BQL (guest/napiyield.sh; under
+	# -icount, where the host's load cannot make the gap it measures).
+	vm_smoke "vm-$series-napiyield" "$k" "$ko" "$BQLKIT_BUILD/test-logs/vm-napiyield-$k.log" --scenario napiyield \
+		--icount shift=2,sleep=off,align=off
 done
 
 # Kernel text patched under a flood (guest/textpoke.sh: pings, each

@@ -1,17 +1,18 @@
 #!/bin/bash
 # smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS]
 #          [--arch ARCH] [--scenario NAME] [--xdp PROG]... [--file SRC:DST]...
-#          [--append STR] [--quiet]
+#          [--append STR] [--icount SPEC] [--quiet]
 # Build an initramfs for the smoke scenario (or guest/NAME.sh, e.g.
 # textpoke), boot it and check the results.  Without --veth the kernel's
 # stock veth is tested.  --xdp PROG: the XDP program tests/vm/PROG.c, built
 # here with clang, as /bqlkit/PROG.o (guest/lib.sh xdp_attach).  --file:
-# SRC as DST in the guest.  --append: more kernel command line.
+# SRC as DST in the guest.  --append: more kernel command line.  --icount:
+# run-vm.sh's (guest time = instructions).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
-usage() { die "usage: smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS] [--arch ARCH] [--scenario NAME] [--xdp PROG]... [--file SRC:DST]... [--append STR] [--quiet]"; }
+usage() { die "usage: smoke.sh --kver KVER [--veth FILE] [--log FILE] [--slow N] [--timeout SECS] [--arch ARCH] [--scenario NAME] [--xdp PROG]... [--file SRC:DST]... [--append STR] [--icount SPEC] [--quiet]"; }
 kver='' veth_args=() logf='' slow=300 run_args=() scenario=smoke file_args=() append=
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -20,6 +21,7 @@ while [[ $# -gt 0 ]]; do
 	--log) need_arg "$1" "${2:-}"; logf=$2; shift 2 ;;
 	--slow) need_arg "$1" "${2:-}"; slow=$2; shift 2 ;;
 	--timeout) need_arg "$1" "${2:-}"; run_args+=(--timeout "$2"); shift 2 ;;
+	--icount) need_arg "$1" "${2:-}"; run_args+=(--icount "$2"); shift 2 ;;
 	--arch) need_arg "$1" "${2:-}"; VM_ARCH=$2; shift 2 ;;
 	--scenario) need_arg "$1" "${2:-}"; scenario=$2; shift 2 ;;
 	--xdp) need_arg "$1" "${2:-}"; file_args+=(--file "$(bpf_object "$2"):/bqlkit/$2.o"); shift 2 ;;
