@@ -37,7 +37,7 @@ SRC ?= $(KSRC)
 # scripts take every driver the kit carries.
 drivers_env = $(if $(DRIVERS),BQLKIT_DRIVERS=$(call q,$(1)))
 
-.PHONY: all help help-bench build modules import fit prepare-tree vm-kernel probe probe-report drift series install uninstall \
+.PHONY: all help help-bench bench-scale build modules import fit prepare-tree vm-kernel probe probe-report drift series install uninstall \
 	dkms-source dkms-build dkms-clean deb rpm check check-quick check-debug mutants support-table bench matrix export deps clean distclean
 
 all: build
@@ -72,7 +72,7 @@ help:
 	@echo 'matrix   make matrix  every driver x every kernel of lab/matrix.conf -> results/matrix.md,'
 	@echo '         .json (MATRIX_JOBS=2, MATRIX_FILTER=<regex of row ids>, MATRIX_TREES="<tree> ...")'
 	@echo 'bench    make bench [DRIVER=mana]  stock vs kit under QEMU -> results/bench*.json, .md, .png'
-	@echo '         (not pass/fail); make help-bench: its BENCH_* knobs'
+	@echo '         (not pass/fail); make bench-scale: over queues x flows; make help-bench: their knobs'
 	@echo 'other    make deps (build dependencies with apt), make clean (build/ but the imported bases),'
 	@echo '         make distclean (build/ whole), make help (this)'
 	@echo 'variables:'
@@ -93,7 +93,8 @@ help-bench:
 	@echo '                      (tsprobe one-way delay, ping RTT); the kit boot sets ethtool -C tx-usecs before each flood'
 	@echo '                      BENCH_RUNS=4 (VM boots per kernel and variant; medians over them)'
 	@echo '                      BENCH_KERNELS="<kver or chroot row: trixie-6.12 sid-7.2 trixie-bpo-7.3> ..."'
-	@echo '                      (default: the test kernels)  BENCH_SOCKETS=4'
+	@echo '                      (default: the test kernels)  BENCH_SOCKETS=4 (sender sockets, 1..64)'
+	@echo '                      BENCH_QUEUES=N (tx and rx queues of each veth end; default veth'"'"'s: one per vCPU)'
 	@echo '                      BENCH_MODE=icount (guest time = instructions; mttcg: host time, as the older benches)'
 	@echo '                      BENCH_ICOUNT=shift=2,sleep=off,align=off  BENCH_PROFILE=1 (per-address profiles:'
 	@echo '                      lab/insncount.py profile, per function; annotate, per instruction)'
@@ -133,6 +134,11 @@ help-bench:
 	@echo '                      receiver'"'"'s NAPI polls find N frames each: the RX doorbell batching'"'"'s case)'
 	@echo '                      BENCH_MANA_BATCHING=0 (1: the kit'"'"'s opt-in SQ doorbell batching on)'
 	@echo '                      BENCH_ICOUNT=shift=2,sleep=off,align=off'
+	@echo '  make bench-scale     veth and mana, stock vs kit, per point of queues x flows (lab/bench-scale.sh):'
+	@echo '                      cost kit/stock, p50/p99 stock/kit, noise floors -> results/bench-scale/scaling.{md,json,png}'
+	@echo '                      DRIVER=veth|mana (both)  SCALE_QUEUES=1,2,4,8  SCALE_FLOWS=1,4,16,64'
+	@echo '                      BENCH_KERNELS=trixie-6.12 (one)  BENCH_RUNS=2  SCALE_REPORT_ONLY=1 (redo the summary)'
+	@echo '                      SCALE_COST_COUNT=20000 (veth cost flood)  SCALE_SECS=4 (mana probed seconds)'
 
 # (build.sh says what is wrong with KDIR= or KVER=, an empty KVER too.)
 build modules:
@@ -234,6 +240,14 @@ bench:
 	BENCH_COMMAND=$(call q,$(strip make bench $(if $(DRIVER),DRIVER=$(DRIVER)) $(foreach v,$(BENCH_KNOBS),$(if $(call given_on_command_line,$(v)),$(v)=$(if $(word 2,$($(v))),'$($(v))',$($(v))))))) \
 		$(foreach v,$(BENCH_KNOBS) BENCH_REPORT_ONLY,$(if $($(v)),$(v)=$(call q,$($(v))))) \
 		$(TOP)/lab/$(BENCH_SCRIPT)
+
+SCALE_KNOBS := SCALE_QUEUES SCALE_FLOWS SCALE_COST_COUNT SCALE_SECS SCALE_REPORT_ONLY
+$(call literal,$(SCALE_KNOBS))
+bench-scale:
+	@case $(call q,$(DRIVER)) in ''|both|veth|mana) ;; *) echo 'bqlkit: error: make bench-scale benches veth, mana or both (the default): DRIVER='$(call q,$(DRIVER))' is none of them' >&2; exit 1 ;; esac
+	BENCH_COMMAND=$(call q,$(strip make bench-scale $(if $(DRIVER),DRIVER=$(DRIVER)) $(foreach v,$(SCALE_KNOBS) BENCH_KERNELS BENCH_RUNS,$(if $(call given_on_command_line,$(v)),$(v)=$($(v)))))) \
+		$(foreach v,$(SCALE_KNOBS) $(BENCH_KNOBS),$(if $($(v)),$(v)=$(call q,$($(v))))) \
+		$(if $(DRIVER),DRIVER=$(call q,$(DRIVER))) $(TOP)/lab/bench-scale.sh
 
 clean:
 	rm -rf $(filter-out $(TOP)/build/bases,$(wildcard $(TOP)/build/*)) $(TOP)/out

@@ -12,7 +12,11 @@ RR latency, pps_ratio = kit/stock wire throughput under the load (bytes per
 second: the load's packet sizes are the same in both).  noise_floor = the
 spread of the stock runs, (max - min) / median, of the metric behind each
 ratio.  The headline case is q1-tcp (one queue, TCP streams: the shape of
-upstream's 1-queue, 8-flow TCP_RR measurement).
+upstream's 1-queue, 8-flow TCP_RR measurement).  Latency boots under
+-icount also carry the plugin's counts (bench-mana-<kernel>-<variant>-
+<run>.insn): per loaded case insn_per_frame (all guest instructions of the
+probed window per frame B received in it) and the case's cost_ratio, kit/
+stock, with its noise floor.
 
 Cost (the cost boots, bench-mana-<kernel>-cost-<variant>-<run>.log with the
 insncount plugin's .insn beside it): per cost flood, guest instructions
@@ -32,13 +36,12 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import insncount  # noqa: E402  (lab/insncount.py)
+import plotlib  # noqa: E402  (lab/plotlib.py)
 
 VARIANTS = ("stock", "kit")
 HEADLINE = "q1-tcp"
@@ -102,6 +105,14 @@ def metrics(c):
         m["sq_doorbells_per_wqe"] = db["sq_doorbells"] / db["tx_wqes"]
     if db.get("rx_frames"):
         m["rq_doorbells_per_frame"] = db["rq_doorbells"] / db["rx_frames"]
+        # -icount latency boots: the guest's instructions (both vCPUs, all
+        # of them: stack, probes, samplers) over the probed window, per
+        # frame B received (the device's counters, read just outside the
+        # window: a few frames more than it saw, in both variants alike).
+        ins = c.get("insn")
+        if ins:
+            m["insn_per_frame"] = ins["total"] / db["rx_frames"]
+            m["kernel_insn_per_frame"] = ins["kernel_total"] / db["rx_frames"]
     return {k: v for k, v in m.items() if isinstance(v, (int, float))}
 
 
@@ -127,8 +138,10 @@ def runs_summary(raw, ok, info):
     }
 
 
-def parse_cost_log(path):
-    """A cost boot's log, each flood with its instructions (the .insn beside it)."""
+def parse_insn_log(path):
+    """A boot's log, each case the guest marked with its instructions (the
+    insncount plugin's .insn beside it: cost floods, and the loaded cases of
+    -icount latency boots)."""
     run = parse_log(path)
     insn = re.sub(r"\.log$", ".insn", path)
     if os.path.exists(insn):
@@ -181,7 +194,7 @@ def cost_report(out, k, params, command, wall):
                       key=lambda s: int(re.search(r"-(\d+)\.log$", s).group(1))) for v in VARIANTS}
     if not any(logs.values()):
         return None
-    raw = {v: [parse_cost_log(f) for f in logs[v]] for v in VARIANTS}
+    raw = {v: [parse_insn_log(f) for f in logs[v]] for v in VARIANTS}
     ok = {v: [r for r in raw[v] if r["ok"]] for v in VARIANTS}
     info = read_info(os.path.join(out, f"bench-mana-{k}-cost-info.log"))
     # Identical floods of one boot (L, L-r2, ...) pool with the other runs'.
@@ -236,7 +249,7 @@ def ratio(a, b):
 
 def kernel_report(out, k, runs_requested, params, command, wall):
     info = read_info(os.path.join(out, f"bench-mana-{k}-info.log"))
-    raw = {v: [parse_log(f) for f in sorted(glob.glob(os.path.join(out, f"bench-mana-{k}-{v}-*.log")),
+    raw = {v: [parse_insn_log(f) for f in sorted(glob.glob(os.path.join(out, f"bench-mana-{k}-{v}-*.log")),
                                             key=lambda s: int(re.search(r"-(\d+)\.log$", s).group(1)))]
            for v in VARIANTS}
     ok = {v: [r for r in raw[v] if r["ok"]] for v in VARIANTS}
@@ -283,9 +296,12 @@ def kernel_report(out, k, runs_requested, params, command, wall):
             c["p99_ratio"] = ratio(sm.get("rr_p99_us"), km.get("rr_p99_us"))
             c["ping_p50_ratio"] = ratio(sm.get("ping_p50_us"), km.get("ping_p50_us"))
             c["pps_ratio"] = ratio(km.get("wire_mbps"), sm.get("wire_mbps"))
+            # Instructions per frame under this load, kit/stock (-icount only).
+            c["cost_ratio"] = ratio(km.get("insn_per_frame"), sm.get("insn_per_frame"))
             c["noise_floor"] = {"p50_ratio": spread(sv.get("rr_p50_us", [])),
                                 "p99_ratio": spread(sv.get("rr_p99_us", [])),
-                                "pps_ratio": spread(sv.get("wire_mbps", []))}
+                                "pps_ratio": spread(sv.get("wire_mbps", [])),
+                                "cost_ratio": spread(sv.get("insn_per_frame", []))}
         cases[lb] = c
     head = cases.get(HEADLINE) or next((c for c in cases.values() if c.get("load") not in (None, "none")), {})
     idle = cases.get(f"q{int(head['queues'])}-idle", {}) if head.get("queues") else {}
@@ -494,11 +510,9 @@ def cost_markdown(results):
 
 
 def plot(out, results):
-    gp = shutil.which("gnuplot")
+    gp, tmp = plotlib.start("bench-mana-report")
     if not gp:
-        print("bench-mana-report: gnuplot not found; no plot (apt-get install gnuplot-nox)", file=sys.stderr)
         return False
-    tmp = tempfile.mkdtemp(prefix="bench-mana-plot.")
     dat = os.path.join(tmp, "p50.dat")
     rows = []
     for r in results:
@@ -509,6 +523,7 @@ def plot(out, results):
             if s and k:
                 rows.append((f"{r['kernel'].split('+')[0].replace('-amd64', '')} {lb}", s / 1000, k / 1000))
     if not rows:
+        shutil.rmtree(tmp, ignore_errors=True)
         return False
     with open(dat, "w") as f:
         for name, s, k in rows:
@@ -520,15 +535,7 @@ def plot(out, results):
          "set logscale y", "set ylabel 'p50 (ms, log scale)'", "set xtics rotate by -30 font ',9' noenhanced",
          "set grid ytics", "set key top right",
          f"plot '{dat}' using 2:xtic(1) title 'stock mana' lc rgb '#d62728', '' using 3 title 'kit mana (BQL)' lc rgb '#1f77b4'"]
-    script = os.path.join(tmp, "p.gp")
-    with open(script, "w") as f:
-        f.write("\n".join(g) + "\n")
-    rc = subprocess.run([gp, script], capture_output=True, text=True)
-    shutil.rmtree(tmp, ignore_errors=True)
-    if rc.returncode:
-        print(f"bench-mana-report: gnuplot failed: {rc.stderr.strip()}", file=sys.stderr)
-        return False
-    return True
+    return plotlib.finish("bench-mana-report", gp, tmp, g)
 
 
 def main():

@@ -191,19 +191,25 @@ tmpd=$(mktemp -d "$BQLKIT_BUILD/bench-mana.XXXXXX")
 trap 'rm -rf "$tmpd"' EXIT
 
 # Per boot: boot and setup, then per case the idle probes, warm-up, load
-# and drain, all under TCG on a loaded 2-core host (a bound, not an estimate).
+# and drain, all under TCG on a loaded 2-core host (a bound, not an
+# estimate).  One TCG thread runs every vCPU: 8 vCPUs took ~6 s of host
+# time per guest second, 2 took ~2.3 s (make bench-scale, 6.12).
 nq=$(tr ',' '\n' <<<"$QUEUES" | wc -l)
 nl=$(tr ',' '\n' <<<"$LOADS" | wc -l)
-tmo=$((300 + nq * (4 + nl * (SECS + 2 + 5)) * 8))
+tmo=$((300 + nq * (4 + nl * (SECS + 2 + 5)) * 8 * (SMP > 2 ? SMP / 2 : 1)))
 append="bqlkit.rate=$RATE bqlkit.queues=$QUEUES bqlkit.loads=$LOADS bqlkit.flows=$FLOWS bqlkit.secs=$SECS bqlkit.batching=$BATCHING bqlkit.gso_max=$GSO_MAX bqlkit.min_tso_segs=$MIN_TSO"
-# The latency boots' emulation (BENCH_MODE); under -icount the plugin
-# only sets the vCPU turns (its counts are not used).
+# The latency boots' emulation (BENCH_MODE).  Under -icount the plugin
+# sets the vCPU turns and counts the instructions of each loaded case's
+# probed window (the guest marks it; bench-mana-<k>-<variant>-<run>.insn
+# beside the log: instructions per frame under load, per case).
 latargs=()
 if [ "$MODE" = icount ]; then
 	latargs=(--icount "$ICOUNT" --vf-props tx-sync=1)
 	if [ "$TURN_US" -gt 0 ]; then
-		latargs+=(--plugin "insncount,out=$tmpd/turns.insn,turn_us=$TURN_US")
+		latargs+=(--plugin "insncount,out=@INSN@,turn_us=$TURN_US")
 		append+=" bqlkit.turns=short"
+	else
+		latargs+=(--plugin "insncount,out=@INSN@")
 	fi
 fi
 # Cost boots: boot and setup, per queue count and flood a port reset, the
@@ -260,7 +266,7 @@ for k in "${kernels[@]}"; do
 	} >"$tmpd/info.log"
 	if [ "$LATENCY" = 1 ]; then
 		cp "$tmpd/info.log" "$OUT/bench-mana-$k-info.log"
-		rm -f "$OUT/bench-mana-$k-"{stock,kit}-*.log
+		rm -f "$OUT/bench-mana-$k-"{stock,kit}-*.{log,insn}
 	fi
 	if [ "$COST" -gt 0 ]; then
 		cp "$tmpd/info.log" "$OUT/bench-mana-$k-cost-info.log"
@@ -270,7 +276,8 @@ for k in "${kernels[@]}"; do
 		for v in $(bench_order "$r"); do
 			mod=()
 			[ "$v" = stock ] || mod=(--module "$ko")
-			[ "$LATENCY" = 0 ] || boot '' "$OUT/bench-mana-$k-$v-$r.log" --append "$append" --timeout "$tmo" "${latargs[@]}"
+			[ "$LATENCY" = 0 ] || boot '' "$OUT/bench-mana-$k-$v-$r.log" --append "$append" --timeout "$tmo" \
+				"${latargs[@]//@INSN@/$OUT/bench-mana-$k-$v-$r.insn}"
 			[ "$COST" = 0 ] || boot ' (cost, icount)' "$OUT/bench-mana-$k-cost-$v-$r.log" --append "$cappend" \
 				--timeout "$ctmo" --icount "$ICOUNT" --vf-props tx-sync=1 \
 				--plugin "insncount,out=$OUT/bench-mana-$k-cost-$v-$r.insn"

@@ -67,11 +67,8 @@ import json
 import math
 import os
 import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 VARIANTS = ("stock", "kit")
@@ -95,6 +92,7 @@ KIND_TARGETS = {"slowed": ("p50_ratio", "p99_ratio", "p50_vs_idle", "p50_service
 SID = re.compile(r"^(?:slow(\d+)|(unslowed|cost|split))-(\d+)B-txus(\d+|def)$")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import insncount  # noqa: E402  (lab/insncount.py)
+import plotlib  # noqa: E402  (lab/plotlib.py)
 
 
 def sid_kind(m):
@@ -871,11 +869,9 @@ def markdown(results, meta):
 
 
 def plot(out, results):
-    gp = shutil.which("gnuplot")
+    gp, tmp = plotlib.start("bench-report")
     if not gp:
-        print("bench-report: gnuplot not found; no plot (apt-get install gnuplot-nox)", file=sys.stderr)
         return False
-    tmp = tempfile.mkdtemp(prefix="bench-plot.")
     kit_colors = ["#1f77b4", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2"]
     panels = []
 
@@ -939,12 +935,7 @@ def plot(out, results):
         g.append(f'set title "{esc}"')
         g.append("plot " + ", ".join(curves) if curves else "plot NaN notitle")
     g.append("unset multiplot")
-    script = os.path.join(tmp, "bench.gp")
-    with open(script, "w") as f:
-        f.write("\n".join(g) + "\n")
-    rc = subprocess.call([gp, script])
-    shutil.rmtree(tmp, ignore_errors=True)
-    return rc == 0
+    return plotlib.finish("bench-report", gp, tmp, g)
 
 
 def annotate(out, kernels):

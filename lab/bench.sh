@@ -52,6 +52,11 @@
 #                   sizes, comma separated (64,1472)
 #   BENCH_SECS      seconds per slowed flood (4)
 #   BENCH_SOCKETS   sender sockets (4)
+#   BENCH_QUEUES    tx and rx queues of each end of the veth pair
+#                   (numtxqueues/numrxqueues; unset: veth's default, one
+#                   per possible CPU, 2 here): the sockets' flows spread
+#                   over them by hash, each queue with its own DQL and
+#                   ring.  BENCH_QDISC=mq needs 2 or more
 #   BENCH_TX_USECS  the kit's tx-usecs settings for the slowed floods (def,100,500;
 #                   ethtool -C on vethA: BQL completion coalescing, 0 = complete
 #                   per packet); BENCH_PAYLOADS run at def if listed, else at
@@ -103,6 +108,7 @@ SLOW=${BENCH_SLOW:-100}
 PAYLOADS=${BENCH_PAYLOADS:-64,1472}
 SECS=${BENCH_SECS:-4}
 SOCKETS=${BENCH_SOCKETS:-4}
+QUEUES=${BENCH_QUEUES:-}
 TX_USECS=${BENCH_TX_USECS:-def,100,500}
 SWEEP_PAYLOADS=${BENCH_SWEEP_PAYLOADS:-64}
 UN_PAYLOADS=${BENCH_UNSLOWED_PAYLOADS:-none}
@@ -138,7 +144,9 @@ PIN_HARNESS=${BENCH_PIN_HARNESS:-0}
 [[ $SLOW =~ ^[0-9]+$ ]] || die "BENCH_SLOW must be a number, not '$SLOW'"
 [[ $SECS =~ ^[0-9]+$ && $SECS -ge 4 ]] || die "BENCH_SECS must be a number >= 4, not '$SECS'"
 [[ $UN_SECS =~ ^[0-9]+$ && $UN_SECS -ge 4 ]] || die "BENCH_UNSLOWED_SECS must be a number >= 4, not '$UN_SECS'"
-[[ $SOCKETS =~ ^[1-9][0-9]*$ ]] || die "BENCH_SOCKETS must be a positive number, not '$SOCKETS'"
+[[ $SOCKETS =~ ^[1-9][0-9]*$ && $SOCKETS -le 64 ]] || die "BENCH_SOCKETS must be a number of sender sockets from 1 to 64, not '$SOCKETS'"
+[ -z "$QUEUES" ] || [[ $QUEUES =~ ^[1-9][0-9]*$ && $QUEUES -le 64 ]] || die "BENCH_QUEUES must be one number of veth queues from 1 to 64, not '$QUEUES'"
+[ "$QUEUES" != 1 ] || [ "$QDISC" != mq ] || die "BENCH_QDISC=mq needs 2 or more queues (mq refuses a one-queue device): give BENCH_QUEUES=2 or more, or BENCH_QDISC=root"
 for v in TX_USECS:BENCH_TX_USECS UN_TX_USECS:BENCH_UNSLOWED_TX_USECS COST_TX_USECS:BENCH_COST_TX_USECS; do
 	name=${v%%:*} env=${v#*:}
 	val=${!name}
@@ -189,7 +197,7 @@ plan() {
 }
 p_mode="mode=$MODE"
 [ "$MODE" != icount ] || p_mode+=" icount=$ICOUNT turn_us=$TURN_US"
-PARAMS="$p_mode qdisc=$QDISC cost_count=$COST_COUNT cost_payloads=${COST_PAYLOADS:-none} cost_tx_usecs=$COST_TX_USECS split=$SPLIT slow=$SLOW payloads=$PAYLOADS secs=$SECS sockets=$SOCKETS runs=$RUNS tx_usecs=$TX_USECS main_tx_usecs=$MAIN_TX_USECS sweep_payloads=${SWEEP_PAYLOADS:-none} unslowed_payloads=${UN_PAYLOADS:-none} unslowed_tx_usecs=$UN_TX_USECS unslowed_secs=$UN_SECS"
+PARAMS="$p_mode qdisc=$QDISC cost_count=$COST_COUNT cost_payloads=${COST_PAYLOADS:-none} cost_tx_usecs=$COST_TX_USECS split=$SPLIT slow=$SLOW payloads=$PAYLOADS secs=$SECS sockets=$SOCKETS queues=${QUEUES:-default} runs=$RUNS tx_usecs=$TX_USECS main_tx_usecs=$MAIN_TX_USECS sweep_payloads=${SWEEP_PAYLOADS:-none} unslowed_payloads=${UN_PAYLOADS:-none} unslowed_tx_usecs=$UN_TX_USECS unslowed_secs=$UN_SECS"
 
 start=$SECONDS
 "$BQLKIT_TOP/scripts/install-deps.sh" bench
@@ -226,6 +234,7 @@ append="bqlkit.slow=$SLOW bqlkit.sockets=$SOCKETS bqlkit.payloads=$PAYLOADS bqlk
 [ "$PROFILE" = 0 ] || append+=" nokaslr bqlkit.profile=1"
 [ "$TRACE_MS" = 0 ] || append+=" bqlkit.trace_ms=$TRACE_MS"
 [ "$QDISC" = root ] || append+=" bqlkit.qdisc=$QDISC"
+[ -z "$QUEUES" ] || append+=" bqlkit.queues=$QUEUES"
 [ -z "$LIMIT_MAX" ] || append+=" bqlkit.limit_max=$LIMIT_MAX"
 [ "$PIN_HARNESS" = 0 ] || append+=" bqlkit.pin_harness=1"
 # The kit's QEMU, with the insncount plugin.

@@ -108,6 +108,8 @@ missing=$(cd "$BQLKIT_TOP" && python3 - <<'EOF2'
 import glob, json
 want = ("cost_ratio", "p50_ratio", "p99_ratio", "pps_ratio")
 for f in sorted(glob.glob("results/**/bench*.json", recursive=True)):
+    if f.endswith(".raw.json"):
+        continue  # a bench's parsed samples, not a summary (not committed)
     d = json.load(open(f))
     nf = d.get("noise_floor") if isinstance(d.get("noise_floor"), dict) else {}
     gone = [k for k in want if k not in d] + [f"noise_floor.{k}" for k in want if k not in nf]

@@ -56,3 +56,42 @@ lacks insncount-annotate-only-its-own '^ *2.00 ' "$out"
 
 bad insncount-annotate-unknown-function "no text symbols named probe in the guest's kallsyms" \
 	python3 "$ic" annotate "$tmp/prof" 2 "$tmp/console.log" "$tmp/m.o" probe
+
+# make bench DRIVER=mana's latency boots under -icount: the guest marks
+# each loaded case's probed window, and the report divides the plugin's
+# instructions in it by the frames B received (the db line's rx_frames):
+# stock 5000 and 5100 insn/frame, kit 5200 and 5200 -> kit/stock 5200/5050,
+# noise (5100 - 5000) / 5050.  Without the plugin's counts no cost at all.
+# make bench-scale's report puts that case in its queues x flows table.
+mana_log() { # VARIANT RUN DELTA
+	local d=$tmp/mana/bench-scale/mana/f8
+	mkdir -p "$d"
+	{
+		echo "BQLKIT benchcase label=q1-idle queues=1 rate_mbps=20 load=none flows=0 secs=4"
+		echo "BQLKIT rr label=q1-idle n=100 p50_us=200 p90_us=210 p99_us=300 max_us=400"
+		echo "BQLKIT benchcase label=q1-tcp queues=1 rate_mbps=20 load=tcp flows=8 secs=4"
+		echo "BQLKIT mark label=q1-tcp.begin seq=1 cmd=mark uptime=20.00"
+		echo "BQLKIT rr label=q1-tcp n=100 p50_us=$([ "$1" = stock ] && echo 100000 || echo 4000) p90_us=1 p99_us=$([ "$1" = stock ] && echo 120000 || echo 8000) max_us=1"
+		echo "BQLKIT mark label=q1-tcp.end seq=2 cmd=mark uptime=24.00"
+		echo "BQLKIT bulk label=q1-tcp mbps=18.8 sink_bytes=1000 bad=0"
+		echo "BQLKIT db label=q1-tcp tx_wqes=100 sq_doorbells=100 rx_frames=1000 rq_doorbells=1000 wire_waits=0"
+		echo "BQLKIT-END"
+	} >"$d/bench-mana-k-$1-$2.log"
+	printf 'insncount mark seq=1 cmd=0 vcpu=0 switches=1 k0=1000 u0=0 k1=0 u1=0\n' >"$d/bench-mana-k-$1-$2.insn"
+	printf 'insncount mark seq=2 cmd=0 vcpu=0 switches=2 k0=%d u0=0 k1=0 u1=0\n' $((1000 + $3)) >>"$d/bench-mana-k-$1-$2.insn"
+}
+mana_log stock 1 5000000
+mana_log stock 2 5100000
+mana_log kit 1 5200000
+mana_log kit 2 5200000
+mr=$BQLKIT_TOP/lab/bench-mana-report.py
+ratio_of() { python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["cases"]["q1-tcp"]
+print(c["cost_ratio"], c["noise_floor"]["cost_ratio"], c["stock"]["median"].get("insn_per_frame"))' "$1"; }
+python3 "$mr" --out "$tmp/mana/bench-scale/mana/f8" --runs 2 --wall 1 -- k >/dev/null 2>&1
+has mana-report-loaded-insn-per-frame '^1.0297029702970297 0.019801980198019802 5050.0$' "$(ratio_of "$tmp/mana/bench-scale/mana/f8/bench-mana-k.json")"
+out=$(python3 "$BQLKIT_TOP/lab/scale-report.py" --out "$tmp/mana" --kernel k 2>&1)
+has scale-report-mana-row '^| 1 | 8 | 5050 / 5200 | 1.0297 (2.0 %) | 100.00 / 4.00 | 25.0x (0.0 %) | 120.00 / 8.00 | 15.0x (0.0 %) |$' \
+	"$(cat "$tmp/mana/bench-scale/scaling.md" 2>/dev/null || echo "$out")"
+rm -f "$tmp"/mana/bench-scale/mana/f8/*.insn "$tmp"/mana/bench-scale/mana/f8/*.json
+python3 "$mr" --out "$tmp/mana/bench-scale/mana/f8" --runs 2 --wall 1 -- k >/dev/null 2>&1
+has mana-report-no-counts-no-cost '^None None None$' "$(ratio_of "$tmp/mana/bench-scale/mana/f8/bench-mana-k.json")"

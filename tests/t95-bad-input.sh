@@ -149,6 +149,14 @@ out=$(python3 "$BQLKIT_TOP/lab/trace-report.py" "$tmp/console-trace.log" 2>&1) |
 has trace-report-probes "t: 7 events in 1.1 ms, 2 probes (len 46)" "$out"
 has trace-report-qdisc "qdisc_us  median \[q1..q3\] 200 \[150..250\]" "$out"
 has trace-report-ahead "ahead     median \[q1..q3\] 0 \[0..1\]" "$out"
+bad bench-queues-mq-one "BENCH_QDISC=mq needs 2 or more queues (mq refuses a one-queue device): give BENCH_QUEUES=2 or more, or BENCH_QDISC=root" \
+	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_QUEUES=1 BENCH_QDISC=mq
+bad bench-queues-number "BENCH_QUEUES must be one number of veth queues from 1 to 64, not '1,2'" \
+	make -s -C "$BQLKIT_TOP" bench BENCH_KERNELS="$K1" BENCH_QUEUES=1,2
+bad bench-scale-driver "make bench-scale benches veth, mana or both (the default): DRIVER=mvneta is none of them" \
+	make -s -C "$BQLKIT_TOP" bench-scale DRIVER=mvneta
+bad bench-scale-flows "SCALE_FLOWS: 128 is above 64 (udpflood's sockets, mana's TCP streams)" \
+	make -s -C "$BQLKIT_TOP" bench-scale SCALE_FLOWS=1,128
 bad bench-mana-rate "BENCH_RATE must be Mbit/s from 1 to 100000, not '0'" \
 	make -s -C "$BQLKIT_TOP" bench DRIVER=mana BENCH_KERNELS="$K1" BENCH_RATE=0
 bad bench-mana-queues-above-cpus "BENCH_QUEUES: 4 queues need BENCH_SMP=4 or more vCPUs" \

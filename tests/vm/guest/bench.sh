@@ -41,6 +41,8 @@
 #   of type t/T/w/W, gzip'ed and base64'ed between "BQLKIT kallsyms begin"
 #   and "BQLKIT kallsyms end": Debian ships no real System.map)
 #   bqlkit.qdisc=root|mq vethA's qdisc (lib.sh pair_qdisc; root)
+#   bqlkit.queues=N the pair's tx and rx queues (lab/bench.sh BENCH_QUEUES;
+#   unset: veth's default, one per possible CPU)
 #   bqlkit.trace_ms=N (lab/bench.sh BENCH_TRACE_MS; 0)
 #   bqlkit.limit_max=N the kit boot caps DQL's limit on vethA's tx queues
 #   at N before every flood (lab/bench.sh BENCH_LIMIT_MAX; unset: none)
@@ -86,6 +88,9 @@ PROBE_CPU=$(knob probe_cpu '')
 TRACE_MS=$(knob trace_ms 0)
 # vethA's qdisc (lib.sh pair_qdisc): root fq_codel or mq with fq_codel
 PAIR_QDISC=$(knob qdisc root)
+# the pair's tx and rx queues on each end (lib.sh setup_pair; unset:
+# veth's default, one per possible CPU)
+PAIR_QUEUES=$(knob queues '')
 LIMIT_MAX=$(knob limit_max '')
 PIN_HARNESS=$(knob pin_harness 0)
 # The sink's receive buffer may grow to 8 MB (udpflood asks for 4 MB; the
@@ -98,7 +103,7 @@ PROBE_PORT=9100
 # ksoftirqd/N: softirq work deferred to them waits for a CPU like a task
 KSOFTIRQD=$(grep -l '^ksoftirqd/' /proc/[0-9]*/comm 2>/dev/null | sed 's,^/proc/\([0-9]*\)/comm$,\1,')
 
-emit "bench qdisc=$PAIR_QDISC limit_max=${LIMIT_MAX:--} pin_harness=$PIN_HARNESS slow=$SLOW payloads=$(echo "$PAYLOADS" | tr ' ' ',') secs=$SECS sockets=$SOCKETS idle=$IDLE watch_us=$WATCH_US ping_interval=$PING_IVAL probe_ms=$PROBE_MS probe_flows=$PROBE_FLOWS slow_napi=$SLOW_NAPI rmem_max=$RMEM_MAX clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo NA)"
+emit "bench qdisc=$PAIR_QDISC queues=${PAIR_QUEUES:-default} limit_max=${LIMIT_MAX:--} pin_harness=$PIN_HARNESS slow=$SLOW payloads=$(echo "$PAYLOADS" | tr ' ' ',') secs=$SECS sockets=$SOCKETS idle=$IDLE watch_us=$WATCH_US ping_interval=$PING_IVAL probe_ms=$PROBE_MS probe_flows=$PROBE_FLOWS slow_napi=$SLOW_NAPI rmem_max=$RMEM_MAX clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo NA)"
 _info=/lib/modules/bqlkit/veth.info
 emit "module name=veth origin=$(sed -n 's/^origin=//p' $_info) version=$(sed -n 's/^version=//p' $_info) srcversion_loaded=$(cat /sys/module/veth/srcversion 2>/dev/null || echo NA) loaded=$(grep -qx 'veth ok' "$BQLKIT_RUN/modules.status" && echo yes || echo no)"
 

@@ -32,6 +32,7 @@
 #                                                    the device's tx_bytes)
 #   BQLKIT bqlpeak label=L max_inflight=N max_limit=N
 #   BQLKIT db label=L tx_wqes=N sq_doorbells=N rx_frames=N rq_doorbells=N wire_waits=N
+#   BQLKIT mark label=L.begin|L.end seq=N ...        (around the probed window)
 #   BQLKIT qdisc label=L.pre|L.post backlog_pkts=N drops=N requeues=N
 #   BQLKIT textpatches label=L|q<Q>-setup n=N   kernel text patches (x86)
 # and per cost flood (C = cost-q<Q>-<payload>B[-gso<G>][-rN]):
@@ -294,10 +295,15 @@ for q in $QUEUES; do
 		mdump "$L-0" A maA
 		mdump "$L-0" B maB
 		qdiscb "$L.pre"
+		# The insncount plugin's totals at both ends of the probed window
+		# (lab/bench-mana.sh keeps them beside the log under -icount):
+		# guest instructions per frame under this load.
+		vm_mark "$L.begin" || true
 		bql_peak A maA "$SECS" >"$BQLKIT_RUN/peak.$L" &
 		peak=$!
 		probes "$L" "$SECS"
 		wait "$peak"
+		vm_mark "$L.end" || true
 		mdump "$L-1" A maA
 		mdump "$L-1" B maB
 		t1=$(uptime_s)
