@@ -87,4 +87,4 @@ for d in ${DRIVERS//,/ }; do
 	fi
 done
 report
-note "bench-scale: $(((SECONDS - start) / 60)) min; see $OUT/bench-scale.md"
+note "bench-scale: $(((SECONDS - start) / 60)) min; see $base/scaling.md"
