@@ -3,7 +3,7 @@
 # flows (make bench-scale).  The benches themselves are make bench's
 # (lab/bench.sh for veth, lab/bench-mana.sh for mana), run once per point
 # with a short plan; lab/scale-report.py puts the points side by side in
-# results/bench-scale.{json,md,png}.  Not part of the test suite.
+# results/bench-scale/scaling.{json,md,png}.  Not part of the test suite.
 #
 #   veth: per queue count Q and flow count F, one make bench with
 #         BENCH_QUEUES=Q (the pair's tx/rx queues), BENCH_SOCKETS=F (the
@@ -28,7 +28,7 @@
 #   BENCH_RUNS     boots per point and variant (2: a noise floor per point)
 #   BENCH_OUT      output directory (results/); the points' own reports
 #                  go to BENCH_OUT/bench-scale/<driver>/<point>/
-#   SCALE_REPORT_ONLY=1  only redo results/bench-scale.* from those
+#   SCALE_REPORT_ONLY=1  only redo BENCH_OUT/bench-scale/scaling.* from those
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bench-lib.sh"
