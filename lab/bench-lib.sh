@@ -3,15 +3,24 @@
 # laboratory's, apart from scripts/lib.sh, which the product (import, fit,
 # build, DKMS) loads.  Source it after lib.sh.
 
-# bench_no_empty: die when a BENCH_* variable is set but empty (make bench
+# bench_no_empty [PREFIX...]: die when a variable whose name starts with
+# PREFIX (BENCH_ when none is given) is set but empty (make bench
 # BENCH_RUNS=, or the same in the environment of bench.sh): a knob given
 # empty is a mistake, not "its default".
 bench_no_empty() {
-	local v empty=()
-	for v in $(compgen -e BENCH_); do
-		[ -n "${!v}" ] || empty+=("$v")
+	local p v empty=()
+	for p in "${@:-BENCH_}"; do
+		for v in $(compgen -e "$p"); do
+			[ -n "${!v}" ] || empty+=("$v")
+		done
 	done
 	[ ${#empty[@]} -eq 0 ] || die "${empty[*]} given empty: give a value or leave it out for its default (make help)"
+}
+
+# bench_out_ok DIR: die when DIR (BENCH_OUT) holds a comma: the insncount
+# plugin's out= file sits in it, and QEMU splits -plugin options at commas.
+bench_out_ok() {
+	[[ $1 != *,* ]] || die "BENCH_OUT '$1' holds a comma, which QEMU's -plugin option cannot carry: give a directory without one"
 }
 
 # bench_order RUN: the variants' boot order in run RUN of make bench

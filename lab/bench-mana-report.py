@@ -35,13 +35,13 @@ import json
 import os
 import re
 import shutil
-import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import insncount  # noqa: E402  (lab/insncount.py)
 import plotlib  # noqa: E402  (lab/plotlib.py)
+from benchstats import med, spread, ratio  # noqa: E402  (lab/benchstats.py)
 
 VARIANTS = ("stock", "kit")
 HEADLINE = "q1-tcp"
@@ -229,22 +229,6 @@ def cost_report(out, k, params, command, wall):
         "cases": cases,
         "host": [x.get("host", {}) for v in VARIANTS for x in raw[v]],
     }
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def spread(xs):
-    xs = [x for x in xs if x is not None]
-    if len(xs) < 2 or not statistics.median(xs):
-        return None
-    return (max(xs) - min(xs)) / statistics.median(xs)
-
-
-def ratio(a, b):
-    return a / b if a is not None and b else None
 
 
 def kernel_report(out, k, runs_requested, params, command, wall):

@@ -32,6 +32,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bench-lib.sh"
+bench_no_empty BENCH_ SCALE_
 
 DRIVERS=${DRIVER:-both}
 QUEUES=${SCALE_QUEUES:-1,2,4,8}
@@ -39,6 +40,7 @@ FLOWS=${SCALE_FLOWS:-1,4,16,64}
 KERNEL=${BENCH_KERNELS:-trixie-6.12}
 RUNS=${BENCH_RUNS:-2}
 OUT=${BENCH_OUT:-$BQLKIT_TOP/results}
+bench_out_ok "$OUT"
 [ "$DRIVERS" != both ] || DRIVERS=veth,mana
 [[ $DRIVERS =~ ^(veth|mana)(,(veth|mana))?$ ]] || die "DRIVER must be veth, mana or both, not '$DRIVERS'"
 [[ $QUEUES =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "SCALE_QUEUES must be queue counts separated by commas, not '$QUEUES'"

@@ -21,18 +21,11 @@ import os
 import re
 import shutil
 import sys
-import statistics
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plotlib  # noqa: E402  (lab/plotlib.py)
-
-
-def spread(xs):
-    xs = [x for x in xs if x is not None]
-    if len(xs) < 2 or not statistics.median(xs):
-        return None
-    return (max(xs) - min(xs)) / statistics.median(xs)
+from benchstats import spread  # noqa: E402  (lab/benchstats.py)
 
 
 def load(path):

@@ -268,6 +268,10 @@ bad input-bench-script-empty "BENCH_RUNS given empty: give a value or leave it o
 	env BENCH_RUNS= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/lab/bench.sh"
 bad input-bench-mana-script-empty "BENCH_RATE given empty: give a value or leave it out" \
 	env BENCH_RATE= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/lab/bench-mana.sh"
+bad input-bench-out-comma "BENCH_OUT '/tmp/a,b' holds a comma, which QEMU's -plugin option cannot carry" \
+	env BENCH_OUT=/tmp/a,b BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/lab/bench-mana.sh"
+bad input-bench-scale-script-empty "SCALE_QUEUES given empty: give a value or leave it out" \
+	env SCALE_QUEUES= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/lab/bench-scale.sh"
 # make dkms-source DESTDIR=<a directory the kit did not write> (DESTDIR=/usr/src
 # removed /usr/src): refused, left as it was; so is a checkout of the kit
 # (its dkms.conf and scripts, no mark); one the kit wrote is replaced.
