@@ -126,6 +126,7 @@ help-bench:
 	@echo '                      BENCH_TURN_US=20 us; mttcg: multi-threaded TCG, host time, as the older results)'
 	@echo '                      BENCH_GSO_MAX=16384 (A'"'"'s gso_max_size, both variants; 0: the kernel'"'"'s 65536)'
 	@echo '                      BENCH_MIN_TSO_SEGS=12 (A'"'"'s tcp_min_tso_segs, both variants: every TSO packet the largest; 0: the kernel'"'"'s)'
+	@echo '                      BENCH_TX_RING=1024 (A'"'"'s TX ring in WQEs, ethtool -G, both variants; 0: the driver'"'"'s 256, and for a mana without -G: 5.15)'
 	@echo '                      BENCH_COST_COUNT=50000 (0: none): cost boots under -icount with the insncount'
 	@echo '                      plugin, guest instructions and doorbells per datagram, stock vs kit'
 	@echo '                      BENCH_COST_REPS=2 (floods per boot and queue count)  BENCH_COST_PAYLOAD=64'
@@ -232,7 +233,7 @@ BENCH_KNOBS := BENCH_RUNS BENCH_SLOW BENCH_KERNELS BENCH_PAYLOADS BENCH_SECS BEN
 	BENCH_SWEEP_PAYLOADS BENCH_UNSLOWED_PAYLOADS BENCH_UNSLOWED_TX_USECS BENCH_UNSLOWED_SECS \
 	BENCH_MODE BENCH_ICOUNT BENCH_TURN_US BENCH_COST_COUNT BENCH_COST_PAYLOADS BENCH_COST_TX_USECS BENCH_SPLIT BENCH_PROFILE BENCH_TRACE_MS BENCH_QDISC BENCH_LIMIT_MAX BENCH_PIN_HARNESS \
 	BENCH_RATE BENCH_QUEUES BENCH_LOADS BENCH_FLOWS BENCH_SMP BENCH_LATENCY BENCH_COST_REPS BENCH_COST_PAYLOAD \
-	BENCH_COST_QUEUES BENCH_COST_GSO BENCH_MANA_BATCHING BENCH_GSO_MAX BENCH_MIN_TSO_SEGS
+	BENCH_COST_QUEUES BENCH_COST_GSO BENCH_MANA_BATCHING BENCH_GSO_MAX BENCH_MIN_TSO_SEGS BENCH_TX_RING
 $(call literal,$(BENCH_KNOBS) BENCH_REPORT_ONLY)
 BENCH_SCRIPT = $(if $(filter mana,$(DRIVER)),bench-mana.sh,bench.sh)
 bench:

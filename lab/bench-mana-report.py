@@ -77,6 +77,17 @@ def parse_log(path):
                 run["params"] = kv
             elif kind == "host":
                 run["host"] = kv
+            elif kind == "tcpinfo" and "label" in kv:
+                # One line per TCP stream of the load (tcpload, as it ended).
+                if kv.get("side") == "send":
+                    run["cases"].setdefault(kv.pop("label"), {}).setdefault("tcpinfo", []).append(
+                        {k: num(v) for k, v in kv.items() if num(v) is not None})
+            elif kind in ("bqlq", "sqs") and "label" in kv:
+                # Per txq / per SQ: "A/B" pairs (bqlq: mean/largest BQL
+                # inflight bytes; sqs: WQEs/bytes the model sent).
+                label = kv.pop("label")
+                run["cases"].setdefault(label, {})[kind] = {
+                    k: [num(x) for x in v.split("/")] for k, v in kv.items() if re.fullmatch(r"\d+/\d+", v)}
             elif "label" in kv and kind in ("benchcase", "rr", "pingq", "bulk", "bqlpeak", "db", "qdisc", "qdiscb",
                                              "costcase", "costdb", "costflood"):
                 label = kv.pop("label")
@@ -113,6 +124,20 @@ def metrics(c):
         if ins:
             m["insn_per_frame"] = ins["total"] / db["rx_frames"]
             m["kernel_insn_per_frame"] = ins["kernel_total"] / db["rx_frames"]
+    # Where the probe waits (logs since 2026-12-07): the model's wire takes
+    # one WQE from each non-empty SQ in turn, so a probe waits for the WQEs
+    # ahead of it in its SQ, each a round of every busy SQ's WQE.
+    sqs = c.get("sqs") or {}
+    wqes, sbytes = sum(w for w, _ in sqs.values()), sum(b for _, b in sqs.values())
+    if wqes:
+        m["wqe_bytes"] = sbytes / wqes
+        m["busy_sqs"] = sum(1 for _, b in sqs.values() if b >= 0.01 * sbytes)
+    if c.get("bqlq"):
+        m["bql_inflight_mean_sum"] = sum(mean for mean, _ in c["bqlq"].values())
+    flows = c.get("tcpinfo") or []
+    if flows:
+        m["tcp_unacked_segs_sum"] = sum(f.get("unacked", 0) for f in flows)
+        m["tcp_retrans_sum"] = sum(f.get("retrans", 0) for f in flows)
     return {k: v for k, v in m.items() if isinstance(v, (int, float))}
 
 
@@ -371,6 +396,12 @@ def markdown(results, params, command, wall):
                 "time, `tx-sync=1`): the host's load does not reach the numbers."
                 if "mode=icount" in params else
                 "QEMU multi-threaded TCG: guest time is the host's, shared with whatever else the host runs."))
+    ring = re.search(r"tx_ring=(\d+)", params)
+    ring = int(ring.group(1)) if ring else 0
+    L[-1] += (f"  A's TX ring holds {ring} WQEs in both variants (`BENCH_TX_RING`): with the driver's 256 the "
+              "stock's SQ filled with TCP's one-MSS WQEs before TCP Small Queues bounded its streams in some runs "
+              "and not in others, two regimes of the stock p50 (docs/mana.md, \"The stock's two bounds\")."
+              if ring else "  A's TX ring is the driver's (256 WQEs).")
     gso = re.search(r"gso_max=(\d+)", params)
     gso = int(gso.group(1)) if gso else 0
     L.append("")
@@ -434,6 +465,28 @@ def markdown(results, params, command, wall):
                      f"{fmt(sm.get('qdisc_backlog_pkts'), 0)} / {fmt(km.get('qdisc_backlog_pkts'), 0)} | "
                      f"{fmt(sm.get('rq_doorbells_per_frame'), 3)}, {fmt(km.get('rq_doorbells_per_frame'), 3)} |")
     L.append("")
+    waits = [(r, lb, c) for r in results for lb, c in r["cases"].items()
+             if c["stock"]["median"].get("wqe_bytes") or c["kit"]["median"].get("wqe_bytes")]
+    if waits:
+        L.append("### What the probe waits behind")
+        L.append("")
+        L.append("The model's wire takes one WQE from each non-empty SQ in turn: a probe waits for the WQEs ahead "
+                 "of it in its own SQ, each a round of every busy SQ's WQE.  Bytes per WQE and busy SQs (those "
+                 "that sent 1 % or more of the window's bytes) from the model's per-SQ counters over the probed "
+                 "window; the stock's TCP in flight = the streams' unacknowledged segments as they ended "
+                 "(TCP_INFO); the kit's BQL inflight = the sum over A's txqs of each one's mean (bqlwatch).  Medians "
+                 "over runs.")
+        L.append("")
+        L.append("| kernel | case | busy SQs stock, kit | bytes per WQE stock / kit | stock TCP in flight (segments) | "
+                 "kit BQL inflight (bytes) | TCP retransmits stock / kit |")
+        L.append("|---|---|---|---|---|---|---|")
+        for r, lb, c in waits:
+            sm, km = c["stock"]["median"], c["kit"]["median"]
+            L.append(f"| {r['kernel']} | {lb} | {fmt(sm.get('busy_sqs'), 0)}, {fmt(km.get('busy_sqs'), 0)} | "
+                     f"{fmt(sm.get('wqe_bytes'), 0)} / {fmt(km.get('wqe_bytes'), 0)} | {fmt(sm.get('tcp_unacked_segs_sum'), 0)} | "
+                     f"{fmt(km.get('bql_inflight_mean_sum'), 0)} | "
+                     f"{fmt(sm.get('tcp_retrans_sum'), 0)} / {fmt(km.get('tcp_retrans_sum'), 0)} |")
+        L.append("")
     bad = [(r["kernel"], v, x) for r in results for v in VARIANTS for x in r["runs_failed"][v]]
     bad += [(r["kernel"], v + " (cost)", x) for r in results if r.get("cost")
             for v in VARIANTS for x in r["cost"]["runs_failed"][v]]

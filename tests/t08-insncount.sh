@@ -76,6 +76,11 @@ mana_log() { # VARIANT RUN DELTA
 		echo "BQLKIT mark label=q1-tcp.end seq=2 cmd=mark uptime=24.00"
 		echo "BQLKIT bulk label=q1-tcp mbps=18.8 sink_bytes=1000 bad=0"
 		echo "BQLKIT db label=q1-tcp tx_wqes=100 sq_doorbells=100 rx_frames=1000 rq_doorbells=1000 wire_waits=0"
+		echo "BQLKIT bqlq label=q1-tcp tx0=15000/30000 tx1=5000/9000 "
+		echo "BQLKIT sqs label=q1-tcp sq1=90/270000 sq2=10/100 "
+		echo "BQLKIT tcpinfo label=q1-tcp side=send port=5001 cwnd=30 unacked=24 retrans=3"
+		echo "BQLKIT tcpinfo label=q1-tcp side=send port=5002 cwnd=30 unacked=20 retrans=1"
+		echo "BQLKIT tcpinfo label=q1-tcp side=sink port=5001 cwnd=10 unacked=7 retrans=9"
 		echo "BQLKIT-END"
 	} >"$d/bench-mana-k-$1-$2.log"
 	printf 'insncount mark seq=1 cmd=0 vcpu=0 switches=1 k0=1000 u0=0 k1=0 u1=0\n' >"$d/bench-mana-k-$1-$2.insn"
@@ -90,6 +95,13 @@ ratio_of() { python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["cas
 print(c["cost_ratio"], c["noise_floor"]["cost_ratio"], c["stock"]["median"].get("insn_per_frame"))' "$1"; }
 python3 "$mr" --out "$tmp/mana/bench-scale/mana/f8" --runs 2 --wall 1 -- k >/dev/null 2>&1
 has mana-report-loaded-insn-per-frame '^1.0297029702970297 0.019801980198019802 5050.0$' "$(ratio_of "$tmp/mana/bench-scale/mana/f8/bench-mana-k.json")"
+# What the probe waits behind: bytes per WQE over every SQ (270100 / 100),
+# busy SQs (1 % or more of the bytes: sq2's 100 is not), the txqs' mean
+# BQL inflight summed, the senders' unacknowledged segments and
+# retransmits (the sink's line is not a sender's).
+has mana-report-what-the-probe-waits '^2701.0 1.0 20000.0 44.0 4.0$' "$(python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["cases"]["q1-tcp"]["stock"]["median"]
+print(m.get("wqe_bytes"), m.get("busy_sqs"), m.get("bql_inflight_mean_sum"), m.get("tcp_unacked_segs_sum"), m.get("tcp_retrans_sum"))' "$tmp/mana/bench-scale/mana/f8/bench-mana-k.json")"
 out=$(python3 "$BQLKIT_TOP/lab/scale-report.py" --out "$tmp/mana" --kernel k 2>&1)
 has scale-report-mana-row '^| 1 | 8 | 5050 / 5200 | 1.0297 (2.0 %) | 1.0400 | 100.00 / 4.00 | 25.0x (0.0 %) | 120.00 / 8.00 | 15.0x (0.0 %) |$' \
 	"$(cat "$tmp/mana/bench-scale/scaling.md" 2>/dev/null || echo "$out")"

@@ -268,6 +268,8 @@ bad input-bench-script-empty "BENCH_RUNS given empty: give a value or leave it o
 	env BENCH_RUNS= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/lab/bench.sh"
 bad input-bench-mana-script-empty "BENCH_RATE given empty: give a value or leave it out" \
 	env BENCH_RATE= BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/lab/bench-mana.sh"
+bad input-bench-tx-ring "BENCH_TX_RING must be 0 (the driver's) or a power of two from 128 to 16384 WQEs" \
+	env BENCH_TX_RING=1000 BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/lab/bench-mana.sh"
 bad input-bench-out-comma "BENCH_OUT '/tmp/a,b' holds a comma, which QEMU's -plugin option cannot carry" \
 	env BENCH_OUT=/tmp/a,b BENCH_KERNELS=9.9.9-99-amd64 "$BQLKIT_TOP/lab/bench-mana.sh"
 bad input-bench-scale-script-empty "SCALE_QUEUES given empty: give a value or leave it out" \

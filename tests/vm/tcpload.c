@@ -13,14 +13,17 @@
  *   TCPLOAD sink bytes=N bad=N first_bad=N secs=S mbps=M
  *   TCPLOAD send bytes=N secs=S mbps=M
  *   TCPLOAD rr n=N p50_us=N p90_us=N p99_us=N max_us=N
+ * send and sink add the socket's TCP_INFO as it ends, one line:
+ *   TCPLOAD tcpinfo side=send|sink port=N cwnd=N ssthresh=N mss=N ...
+ * (send: where the stream's time went: busy, receive window, send buffer).
  * Byte i of a stream is pattern(i): a corrupted, lost or reordered segment
  * that TCP let through (a bad checksum offload, a broken segmentation)
  * shows as bad > 0.
  */
 #include <arpa/inet.h>
+#include <linux/tcp.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -108,6 +111,24 @@ static int connect_to(const char *ip, int port)
 	return -1;
 }
 
+/* tcpinfo SIDE S PORT: S's TCP_INFO, one line (nothing if the kernel has none). */
+static void tcpinfo(const char *side, int s, int port)
+{
+	struct tcp_info i;
+	socklen_t len = sizeof(i);
+
+	memset(&i, 0, sizeof(i));
+	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &i, &len))
+		return;
+	printf("TCPLOAD tcpinfo side=%s port=%d cwnd=%u ssthresh=%u mss=%u rtt_us=%u retrans=%u unacked=%u snd_wnd=%u rcv_space=%u busy_ms=%llu rwnd_limited_ms=%llu sndbuf_limited_ms=%llu pacing_bps=%llu delivery_bps=%llu segs_out=%u data_segs_out=%u bytes_sent=%llu notsent=%u\n",
+	       side, port, i.tcpi_snd_cwnd, i.tcpi_snd_ssthresh, i.tcpi_snd_mss, i.tcpi_rtt,
+	       i.tcpi_total_retrans, i.tcpi_unacked, i.tcpi_snd_wnd, i.tcpi_rcv_space,
+	       (unsigned long long)i.tcpi_busy_time / 1000, (unsigned long long)i.tcpi_rwnd_limited / 1000,
+	       (unsigned long long)i.tcpi_sndbuf_limited / 1000, (unsigned long long)i.tcpi_pacing_rate * 8,
+	       (unsigned long long)i.tcpi_delivery_rate * 8, i.tcpi_segs_out, i.tcpi_data_segs_out,
+	       (unsigned long long)i.tcpi_bytes_sent, i.tcpi_notsent_bytes);
+}
+
 static int sink(int port, int secs)
 {
 	static uint8_t buf[BUF];
@@ -134,6 +155,7 @@ static int sink(int port, int secs)
 		off += n;
 	}
 	t = now() - t0;
+	tcpinfo("sink", c, port);
 	printf("TCPLOAD sink bytes=%llu bad=%llu first_bad=%lld secs=%.2f mbps=%.1f\n",
 	       (unsigned long long)off, (unsigned long long)bad,
 	       first_bad == UINT64_MAX ? -1LL : (long long)first_bad, t,
@@ -165,6 +187,7 @@ static int send_stream(const char *ip, int port, int secs, uint64_t limit)
 		}
 		off += n;
 	}
+	tcpinfo("send", s, port);
 	shutdown(s, SHUT_WR);
 	t = now() - t0;
 	printf("TCPLOAD send bytes=%llu secs=%.2f mbps=%.1f\n",

@@ -72,8 +72,9 @@ fi
 
 GSO_MAX=$(knob gso_max 0)
 MIN_TSO=$(knob min_tso_segs 0)
+TX_RING=$(knob tx_ring 0)
 emit "mana module version=$(cat /sys/module/mana/version 2>/dev/null || echo none) kit=$KIT srcversion=$(cat /sys/module/mana/srcversion 2>/dev/null)"
-emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP latency=$LATENCY cost=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_gso=$COST_GSO batching=$BATCH gso_max=$GSO_MAX min_tso_segs=$MIN_TSO cpus=$(grep -c ^processor /proc/cpuinfo)"
+emit "benchparams rate_mbps=$RATE queues=$(echo "$QUEUES" | tr ' ' ',') loads=$(echo "$LOADS" | tr ' ' ',') flows=$FLOWS secs=$SECS idle_secs=$IDLE_SECS warmup=$WARMUP latency=$LATENCY cost=$COST cost_reps=$COST_REPS cost_payload=$COST_PAYLOAD cost_gso=$COST_GSO batching=$BATCH gso_max=$GSO_MAX min_tso_segs=$MIN_TSO tx_ring=$TX_RING cpus=$(grep -c ^processor /proc/cpuinfo)"
 check probe_two_ports "two emulated VFs probed into two mana netdevs" [ "$(mana_ifaces | wc -l)" -eq 2 ]
 if ! mana_setup; then
 	result setup FAIL "could not move/address the mana ports"
@@ -89,6 +90,15 @@ fi
 if [ "$MIN_TSO" != 0 ]; then
 	in_ns A sh -c "echo $MIN_TSO >/proc/sys/net/ipv4/tcp_min_tso_segs" || true
 	check min_tso_segs "A's tcp_min_tso_segs set to $MIN_TSO" [ "$(in_ns A cat /proc/sys/net/ipv4/tcp_min_tso_segs)" = "$MIN_TSO" ]
+fi
+# bqlkit.tx_ring=N: A's TX ring in WQEs (ethtool -G), both variants; 0 =
+# the driver's.  Read back (mana rounds up to a power of two; bench-mana.sh
+# gives one).
+if [ "$TX_RING" != 0 ]; then
+	in_ns A ethtool -G maA tx "$TX_RING" 2>"$BQLKIT_RUN/ring.err" || true
+	check tx_ring "A's TX ring set to $TX_RING WQEs ($(cat "$BQLKIT_RUN/ring.err"))" \
+		[ "$(in_ns A ethtool -g maA | awk '/^Current hardware settings/ { c = 1 } c && $1 == "TX:" { print $2; exit }')" = "$TX_RING" ]
+	ping_wait 20 || true
 fi
 
 # Kernel text patched under load (lib.sh poke_probe): counted per case.
@@ -309,11 +319,25 @@ for q in $QUEUES; do
 		t1=$(uptime_s)
 		qdiscb "$L.post"
 		load_wait
+		# Each stream's TCP_INFO as it ended (tcpload): cwnd, and where
+		# its time went (receive window, send buffer).
+		grep -h '^TCPLOAD tcpinfo ' "$BQLKIT_RUN"/lsend.* "$BQLKIT_RUN"/lsink.* 2>/dev/null |
+			while read -r _t _i _rest; do emit "tcpinfo label=$L $_rest"; done
 		patches "$L"
 		wire=$(awk -v b="$(mdelta "$L-0" "$L-1" maA tx_bytes)" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.1f", (t1 > t0 ? b * 8 / (t1 - t0) / 1e6 : 0) }')
 		emit "bulk label=$L mbps=$wire $(cat "$BQLKIT_RUN/sunk")"
 		read -r pk_in pk_lim <"$BQLKIT_RUN/peak.$L" || { pk_in=0 pk_lim=0; }
 		emit "bqlpeak label=$L max_inflight=$pk_in max_limit=$pk_lim"
+		# Per txq of A: mean/largest BQL inflight bytes (bqlwatch), and
+		# per SQ the WQEs/bytes the model sent in the window (its wire
+		# takes one WQE from each non-empty SQ in turn).
+		emit "bqlq label=$L $(awk '/^BQLWATCH/ { q = FILENAME; sub(/.*bqlw\./, "", q)
+			for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			printf "tx%s=%d/%d ", q, v["reads"] ? v["sum_inflight"] / v["reads"] : 0, v["max_inflight"] }' "$BQLKIT_RUN"/bqlw.* 2>/dev/null)"
+		emit "sqs label=$L $(awk 'FNR == 1 { f++ }
+			/^sq[0-9]/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[f, $1, kv[1]] = kv[2] }; q[$1] = 1 }
+			END { for (s in q) { w = v[2, s, "entries"] - v[1, s, "entries"]
+				if (w > 0) printf "%s=%d/%d ", s, w, v[2, s, "bytes"] - v[1, s, "bytes"] } }' "$BQLKIT_RUN/mana.$L-0.maA" "$BQLKIT_RUN/mana.$L-1.maA")"
 		emit "db label=$L tx_wqes=$(mdelta "$L-0" "$L-1" maA tx_wqes) sq_doorbells=$(mdelta "$L-0" "$L-1" maA sq_doorbells) rx_frames=$(mdelta "$L-0" "$L-1" maB rx_frames) rq_doorbells=$(mdelta "$L-0" "$L-1" maB rq_doorbells) wire_waits=$(mdelta "$L-0" "$L-1" maA tx_wire_waits)"
 		check "$L-measured" "probes answered under load and the load moved data" \
 			sh -c "grep -q 'rr label=$L n=[1-9]' $BQLKIT_RUN/lines && grep -q 'bulk label=$L mbps=[0-9.]* sink_bytes=[1-9][0-9]* bad=0' $BQLKIT_RUN/lines"

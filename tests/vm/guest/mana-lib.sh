@@ -117,6 +117,7 @@ bql_settle() {
 # bql_peak NS IF SECS: sample every queue's BQL for SECS seconds; print
 # "max_inflight max_limit" seen (bqlwatch per queue, in parallel).
 bql_peak() {
+	rm -f "$BQLKIT_RUN"/bqlw.*
 	_qs=$(in_ns "$1" ls "/sys/class/net/$2/queues" | grep '^tx-' | sed 's/tx-//')
 	for _q in $_qs; do
 		in_ns "$1" bqlwatch "$2" "$_q" "$3" 2000 >"$BQLKIT_RUN/bqlw.$_q" 2>&1 &
