@@ -212,6 +212,9 @@ def parse_log(path):
                 marks.append(line[i:])
             elif kind == "sched" and sid(label):
                 sc(label)["sched"] = {k: num(v) for k, v in a.items() if k != "label"}
+            elif kind == "softirqs" and sid(label):
+                # NET_TX / NET_RX raised per vCPU over the window (logs since 2026-12-07).
+                sc(label)["softirqs"] = {k: num(v) for k, v in a.items() if k != "label"}
 
             elif kind == "ping":
                 pings[label] = (int(a["tx"]), int(a["rx"]))
@@ -352,6 +355,16 @@ def run_metrics(run, sid):
     # waits for the other's turn to end; instructions per turn in the window.
     ins = d.get("insn") or {}
     m["vcpu_turn_insns"] = ins["total"] / ins["vcpu_switches"] if ins.get("vcpu_switches") else None
+    # The window's work: instructions per packet the sink read (its pps
+    # over the flood times the window), how often NAPI's thread was put on
+    # a CPU, and how often a qdisc run was raised as a softirq.
+    win = (sch["to"] - sch["from"]) if sch.get("to") is not None and sch.get("from") is not None else None
+    m["window_secs"], m["window_insns"] = win, ins.get("total")
+    m["window_insn_per_pkt"] = (ins["total"] / (m["sink_pps"] * win)
+                                if ins.get("total") and m.get("sink_pps") and win else None)
+    m["napi_slices"] = sch.get("napi_slices") if has_napi else None
+    sq = d.get("softirqs") or {}
+    m["net_tx_raised"] = sum(v for k, v in sq.items() if k.startswith("net_tx")) if sq else None
     return m
 
 
@@ -788,12 +801,16 @@ def markdown(results, meta):
         L.append("The same probes on the idle pair (emulator and probe cost alone), and how long the probing tasks "
                  "waited for a CPU under load (/proc/PID/schedstat): ping's run delay per time slice, and ksoftirqd's "
                  "(softirq work deferred to a thread waits like a task), and vethB's NAPI thread's over the window "
-                 "(while it waits, nothing is received or completed). tsprobe's numbers do not contain the first two.")
+                 "(while it waits, nothing is received or completed). tsprobe's numbers do not contain the first two.  "
+                 "The window's work: guest busy = its instructions (both vCPUs, one TCG thread) times the "
+                 "instruction's guest time over the window; instructions per packet = over the packets the sink read "
+                 "(its pps times the window); NAPI slices = times vethB's NAPI thread was put on a CPU; NET_TX = "
+                 "qdisc runs raised as a softirq (a txq woken or rescheduled), both vCPUs.")
         L.append("")
         ic = kv(bp.get("icount", "").split(","))
         shift = int(ic["shift"]) if ic.get("shift", "").isdigit() and mode.startswith("icount") else None
-        L.append("| kernel | flood | module | idle owd p50 / p99 ms (n) | idle ping p50 / p99 ms (n) | loaded owd p99 ms: qdisc p99 / ring p99 | ping run delay per slice ms | ksoftirqd run delay ms | NAPI thread run delay ms | vCPU turn (guest µs) |")
-        L.append("|---|---|---|---|---|---|---|---|---|---|")
+        L.append("| kernel | flood | module | idle owd p50 / p99 ms (n) | idle ping p50 / p99 ms (n) | loaded owd p99 ms: qdisc p99 / ring p99 | ping run delay per slice ms | ksoftirqd run delay ms | NAPI thread run delay ms | vCPU turn (guest µs) | guest busy | insn/pkt | NAPI slices | NET_TX |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r, i, sc in slowed:
             for v in VARIANTS:
                 pi, pl, m = sc[v]["pooled_idle"], sc[v]["pooled"], sc[v]["median"]
@@ -801,7 +818,9 @@ def markdown(results, meta):
                          f"{fmt(pi['ping']['p50_ms'])} / {fmt(pi['ping']['p99_ms'])} ({pi['ping']['n']}) | "
                          f"{fmt(pl['tsprobe']['p99_ms'])}: {fmt(pl['tsprobe_qdisc']['p99_ms'])} / {fmt(pl['tsprobe_ring']['p99_ms'])} | "
                          f"{fmt(m.get('ping_wait_ms_per_slice'))} | {fmt(m.get('ksoftirqd_wait_ms'))} | {fmt(m.get('napi_wait_ms'))} | "
-                         f"{fmt(m['vcpu_turn_insns'] * (1 << shift) / 1000.0 if shift is not None and m.get('vcpu_turn_insns') else None)} |")
+                         f"{fmt(m['vcpu_turn_insns'] * (1 << shift) / 1000.0 if shift is not None and m.get('vcpu_turn_insns') else None)} | "
+                         f"{pctf(m['window_insns'] * (1 << shift) / 1e9 / m['window_secs'] if shift is not None and m.get('window_insns') and m.get('window_secs') else None)} | "
+                         f"{fmt(m.get('window_insn_per_pkt'), 0)} | {fmt(m.get('napi_slices'), 0)} | {fmt(m.get('net_tx_raised'), 0)} |")
     un = [(r, i, sc) for r in results for i, sc in cases(r, "unslowed")]
     if un:
         L.append("")

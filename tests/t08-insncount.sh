@@ -57,6 +57,25 @@ lacks insncount-annotate-only-its-own '^ *2.00 ' "$out"
 bad insncount-annotate-unknown-function "no text symbols named probe in the guest's kallsyms" \
 	python3 "$ic" annotate "$tmp/prof" 2 "$tmp/console.log" "$tmp/m.o" probe
 
+# make bench (veth), the slowed flood's window: instructions per packet the
+# sink read (62.5M over 500 pps x 2.5 s), the NAPI thread's slices, the
+# NET_TX softirqs of both vCPUs (3 + 150), guest busy (62.5M x 4 ns / 2.5 s).
+has veth-report-window-work '^50000.0 17 153 0.1$' "$(python3 - "$BQLKIT_TOP/lab/bench-report.py" <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("bench_report", sys.argv[1])
+br = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(br)
+d = {"kind": "slowed", "rtt_ms": [1.0, 2.0], "send": {"sent": 4000, "pps": 1000}, "sink": {"pkts": 2000},
+     "bql": [], "qdisc": [], "ping_tx": 2, "ping_rx": 2,
+     "sched": {"from": 10.0, "to": 12.5, "napi_threads": 1, "napi_wait_ns": 0, "napi_slices": 17},
+     "softirqs": {"net_tx0": 3, "net_tx1": 150, "net_rx0": 0, "net_rx1": 4},
+     "insn": {"total": 62500000, "vcpu_switches": 1000}}
+m = br.run_metrics({"scenarios": {"s": d}, "idle": {"rtt_ms": [0.1]}}, "s")
+print(m.get("window_insn_per_pkt"), m.get("napi_slices"), m.get("net_tx_raised"),
+      m["window_insns"] * 4 / 1e9 / m["window_secs"] if m.get("window_insns") else None)
+PY
+)"
+
 # make bench DRIVER=mana's latency boots under -icount: the guest marks
 # each loaded case's probed window, and the report divides the plugin's
 # instructions in it by the frames B received (the db line's rx_frames):
