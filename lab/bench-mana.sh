@@ -63,13 +63,12 @@
 #                  a fast NIC's pacing rate does
 #   BENCH_TX_RING  A's TX ring in WQEs (ethtool -G maA tx N) in the
 #                  latency boots, both variants (1024; 0: the driver's,
-#                  256).  The ring holds a number of WQEs: with packets
-#                  shrunk to 16 KB for this wire, and TCP's ACK-clocked
-#                  1-MSS WQEs among them, 256 filled before TCP Small
-#                  Queues bounded the stock's streams in some runs and not
-#                  others, and the stock p50 was then two regimes
-#                  (docs/mana.md); on Azure 256 64 KB WQEs never bind
-#                  before TSQ does.  1024 keeps it so here
+#                  256).  The SQ holds a number of WQEs: on this wire
+#                  TCP sends most of its packets one MSS per WQE, and with
+#                  256 the SQ filled before TCP Small Queues bounded the
+#                  stock's streams in some runs and not others, two
+#                  regimes of the stock p50 (docs/mana.md, "The stock's
+#                  two bounds"); 1024 leaves TCP's budget the one bound
 #   BENCH_LATENCY  1: the latency boots above (BENCH_MODE); 0: none
 #                  (the report keeps the latency numbers of the last run
 #                  that made them)

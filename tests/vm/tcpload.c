@@ -21,8 +21,8 @@
  * shows as bad > 0.
  */
 #include <arpa/inet.h>
-#include <linux/tcp.h>
 #include <errno.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdint.h>
