@@ -212,9 +212,6 @@ def parse_log(path):
                 marks.append(line[i:])
             elif kind == "sched" and sid(label):
                 sc(label)["sched"] = {k: num(v) for k, v in a.items() if k != "label"}
-            elif kind == "softirqs" and sid(label):
-                # NET_TX / NET_RX raised per vCPU over the window (logs since 2026-12-07).
-                sc(label)["softirqs"] = {k: num(v) for k, v in a.items() if k != "label"}
 
             elif kind == "ping":
                 pings[label] = (int(a["tx"]), int(a["rx"]))
@@ -229,7 +226,7 @@ def parse_log(path):
                     sc(label)["qdisc_post"] = q
                 else:
                     sc(label)["qdisc"].append(q)
-            elif kind in ("link", "udp", "ethtool") and sid(label) and "." in label:
+            elif kind in ("link", "udp", "ethtool", "softirqs") and sid(label) and "." in label:
                 d = sc(label)
                 part = label.split(".", 1)[1]
                 d.setdefault(kind, {})[part] = {k: num(v) for k, v in a.items() if k != "label"}
@@ -363,8 +360,9 @@ def run_metrics(run, sid):
     m["window_insn_per_pkt"] = (ins["total"] / (m["sink_pps"] * win)
                                 if ins.get("total") and m.get("sink_pps") and win else None)
     m["napi_slices"] = sch.get("napi_slices") if has_napi else None
-    sq = d.get("softirqs") or {}
-    m["net_tx_raised"] = sum(v for k, v in sq.items() if k.startswith("net_tx")) if sq else None
+    # NET_TX raised on every vCPU over the window (logs since 2026-12-07).
+    tx = [delta(d, "softirqs", k) for k in d.get("softirqs", {}).get("post", {}) if k.startswith("net_tx")]
+    m["net_tx_raised"] = sum(tx) if tx and None not in tx else None
     return m
 
 

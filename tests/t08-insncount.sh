@@ -68,7 +68,8 @@ spec.loader.exec_module(br)
 d = {"kind": "slowed", "rtt_ms": [1.0, 2.0], "send": {"sent": 4000, "pps": 1000}, "sink": {"pkts": 2000},
      "bql": [], "qdisc": [], "ping_tx": 2, "ping_rx": 2,
      "sched": {"from": 10.0, "to": 12.5, "napi_threads": 1, "napi_wait_ns": 0, "napi_slices": 17},
-     "softirqs": {"net_tx0": 3, "net_tx1": 150, "net_rx0": 0, "net_rx1": 4},
+     "softirqs": {"pre": {"net_tx0": 7, "net_tx1": 50, "net_rx0": 0, "net_rx1": 1},
+                  "post": {"net_tx0": 10, "net_tx1": 200, "net_rx0": 0, "net_rx1": 5}},
      "insn": {"total": 62500000, "vcpu_switches": 1000}}
 m = br.run_metrics({"scenarios": {"s": d}, "idle": {"rtt_ms": [0.1]}}, "s")
 print(m.get("window_insn_per_pkt"), m.get("napi_slices"), m.get("net_tx_raised"),

@@ -193,17 +193,12 @@ sched_wait() {
 		awk '{ w += $2; n += $3 } END { printf "%d %d", w, n }'
 }
 
-# softirq_snap: per vCPU N, the NET_TX and NET_RX softirqs raised so far
-# (/proc/softirqs), as key=value words (/proc/stat's ticks are no measure
-# here: under -icount a busy vCPU's 2.5 s window counted 8-16 of them).
-# softirq_delta A B: the window's difference of two snapshots, same keys.
-softirq_snap() {
-	awk '$1 == "NET_TX:" || $1 == "NET_RX:" { k = tolower(substr($1, 1, 6)); for (i = 2; i <= NF; i++) printf "%s%d=%d ", k, i - 2, $i }' /proc/softirqs
-}
-softirq_delta() {
-	printf '%s\n%s\n' "$1" "$2" | awk '
-		NR == 1 { for (i = 1; i <= NF; i++) { split($i, kv, "="); a[kv[1]] = kv[2] } }
-		NR == 2 { for (i = 1; i <= NF; i++) { split($i, kv, "="); printf "%s%s=%d", (i > 1 ? " " : ""), kv[1], kv[2] - a[kv[1]] } }'
+# softirqs LABEL: per vCPU N, the NET_TX and NET_RX softirqs raised so far
+# (/proc/softirqs), one line; the report takes LABEL.post - LABEL.pre as
+# it does link_stats' (/proc/stat's ticks are no measure here: under
+# -icount a busy vCPU's 2.5 s window counted 8-16 of them).
+softirqs() {
+	emit "softirqs label=$1 $(awk '$1 == "NET_TX:" || $1 == "NET_RX:" { k = tolower(substr($1, 1, 6)); for (i = 2; i <= NF; i++) printf "%s%s%d=%d", (n++ ? " " : ""), k, i - 2, $i }' /proc/softirqs)"
 }
 
 # link_stats LABEL: ip -s link counters of the sender's and receiver's ends
@@ -367,7 +362,9 @@ flood() {
 	_napi=$(grep -l '^napi/vethB' /proc/[0-9]*/comm 2>/dev/null | sed 's,^/proc/\([0-9]*\)/comm$,\1,')
 	# shellcheck disable=SC2086 # a list of pids
 	_n0=$(sched_wait $_napi)
-	_c0=$(softirq_snap)
+	# How often each vCPU raised NET_TX (a qdisc run: a txq woken or
+	# rescheduled) and NET_RX over the window.
+	softirqs "$L.pre"
 	[ "$TRACE_MS" = 0 ] || trace_window
 	sleep "$(awk -v to="$_to" -v now="$(uptime_s)" 'BEGIN { d = to - now; printf "%.2f", d > 0 ? d : 0 }')"
 	# shellcheck disable=SC2086 # a list of pids
@@ -375,11 +372,8 @@ flood() {
 	_p1=$(sched_wait "$PING")
 	# shellcheck disable=SC2086 # a list of pids
 	_n1=$(sched_wait $_napi)
-	_c1=$(softirq_snap)
+	softirqs "$L.post"
 	vm_mark "$L.end"
-	# How often each vCPU raised NET_TX (a qdisc run: a txq woken or
-	# rescheduled) and NET_RX over the window.
-	emit "softirqs label=$L $(softirq_delta "$_c0" "$_c1")"
 	emit "sched label=$L from=$_from to=$_to ping_wait_ns=$((${_p1% *} - ${_p0% *})) ping_slices=$((${_p1#* } - ${_p0#* })) ksoftirqd_wait_ns=$((${_k1% *} - ${_k0% *})) ksoftirqd_slices=$((${_k1#* } - ${_k0#* })) napi_wait_ns=$((${_n1% *} - ${_n0% *})) napi_slices=$((${_n1#* } - ${_n0#* })) napi_threads=$(echo "$_napi" | wc -w)"
 	wait "$_sampler"
 	for i in 1 2 3; do
